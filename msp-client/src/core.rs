@@ -42,7 +42,7 @@ use slab::Slab;
 
 use crate::acks::Acks;
 use crate::outcome::Error;
-use crate::pending::{EndedBefore, Ledger, PendingCommand};
+use crate::pending::{EndedBefore, Ledger, PendingCommand, Unacknowledged};
 use crate::pump::{BUSY_LOOK, STALL};
 use crate::shared::Asked;
 
@@ -971,9 +971,9 @@ impl Core {
         Ok(())
     }
 
-    /// Notes that command `command_id` failed.
-    pub(crate) fn failed(&self, session_id: &str, command_id: &str, error: &Error) {
-        self.slot(session_id, |slot| slot.ledger.failed(command_id, error));
+    /// Notes that command `command_id` failed, as `failure` says.
+    pub(crate) fn failed(&self, session_id: &str, command_id: &str, failure: &Unacknowledged) {
+        self.slot(session_id, |slot| slot.ledger.failed(command_id, failure));
     }
 
     /// The session's commands whose outcome is not seen yet.

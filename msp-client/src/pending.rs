@@ -12,10 +12,11 @@ use crate::outcome::Error;
 
 /// A command this client sent in a session whose outcome it has not seen: no acknowledgement
 /// came (the request timed out, or the connection closed first), a draining host refused it
-/// (`daemonDraining`), or, for a `turn/start`, the turn it started has not ended. Take them
-/// from the old session ([`blocking::Session::pending`](crate::blocking::Session::pending))
-/// and send them again on
-/// the session resumed over a new connection: any of them with
+/// (`daemonDraining`), an attempt timed out and the later ones were refused for now
+/// (`overloaded`: the first may have been applied), or, for a `turn/start`, the turn it
+/// started has not ended. Take them from the old session
+/// ([`blocking::Session::pending`](crate::blocking::Session::pending)) and send them again
+/// on the session resumed over a new connection: any of them with
 /// [`blocking::Session::resend`](crate::blocking::Session::resend), or typed, a `turn/start`
 /// with [`blocking::Session::resend_turn`](crate::blocking::Session::resend_turn) (a
 /// [`Turn`](crate::blocking::Turn) to follow), any command with
@@ -141,6 +142,24 @@ pub(crate) fn acknowledged<M: Request>(result: &M::Result) -> Result<ClientResul
         .map_err(|e| RpcError::Decode(e).into())
 }
 
+/// How sending a command ended when no attempt of it was acknowledged.
+#[derive(Debug)]
+pub(crate) struct Unacknowledged {
+    /// The last attempt's error.
+    pub(crate) error: Error,
+    /// Whether an attempt timed out (it may have been applied, whatever the later ones
+    /// were told).
+    pub(crate) timed_out: bool,
+}
+
+impl From<Error> for Unacknowledged {
+    /// Failed at its only attempt.
+    fn from(error: Error) -> Self {
+        let timed_out = matches!(error, Error::Rpc(RpcError::TimedOut { .. }));
+        Self { error, timed_out }
+    }
+}
+
 /// The commands of one session whose outcome is not seen yet, in the order sent.
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
@@ -192,19 +211,23 @@ impl Ledger {
         }
     }
 
-    /// Command `command_id` failed. It stays pending (to send again, here or over another
-    /// connection) while its outcome is unknown: a timeout, a closed connection, an
-    /// acknowledgement naming another command; and when a draining host refused it
-    /// (`daemonDraining`: another host takes it). Any other answer of the host is its
-    /// outcome (one refused for now, `overloaded` say, was not applied: sent again later it
-    /// could undo what the program did since), and a command that could not be encoded was
-    /// never sent.
-    pub(crate) fn failed(&mut self, command_id: &str, error: &Error) {
-        let unknown = match error {
+    /// Command `command_id` failed with `failure`'s last error. It stays pending (to send
+    /// again, here or over another connection) while its outcome is unknown: a timeout, a
+    /// closed connection, an acknowledgement naming another command; a draining host's
+    /// refusal (`daemonDraining`: another host takes it); and a refusal for now
+    /// (`overloaded`, any retryable error) of an attempt after one that timed out, which
+    /// may have been applied. Any other answer of the host is its outcome (a refusal for
+    /// now of every attempt says none was applied: sent again later it could undo what the
+    /// program did since), and a command that could not be encoded was never sent.
+    pub(crate) fn failed(&mut self, command_id: &str, failure: &Unacknowledged) {
+        let unknown = match &failure.error {
             Error::Rpc(RpcError::TimedOut { .. } | RpcError::Closed(_))
             | Error::Closed(_)
             | Error::AckMismatch { .. } => true,
-            Error::Rpc(RpcError::Remote(remote)) => crate::options::draining(remote),
+            Error::Rpc(RpcError::Remote(remote)) => {
+                crate::options::draining(remote)
+                    || (failure.timed_out && remote.retryable() == Some(true))
+            }
             _ => false,
         };
         if !unknown {
@@ -375,7 +398,8 @@ mod tests {
     }
 
     #[test]
-    fn a_refusal_is_an_outcome_and_a_timeout_or_a_draining_hosts_refusal_is_not() {
+    fn a_refusal_is_an_outcome_and_a_timeout_a_draining_hosts_refusal_or_a_refusal_for_now_after_a_timeout_is_not(
+    ) {
         let never = |_: &PendingCommand| false;
         let mut ledger = Ledger::default();
         let remote = |code: i64| {
@@ -399,7 +423,7 @@ mod tests {
             command_id: command_id.to_owned(),
             acknowledged: "another".to_owned(),
         };
-        let [refused, timed_out, draining, overloaded, acknowledged_as_another] =
+        let [refused, timed_out, draining, overloaded, acknowledged_as_another, overloaded_after_timeout, refused_after_timeout] =
             std::array::from_fn(|_| goal_set());
         for command in [
             &refused,
@@ -407,21 +431,38 @@ mod tests {
             &draining,
             &overloaded,
             &acknowledged_as_another,
+            &overloaded_after_timeout,
+            &refused_after_timeout,
         ] {
             ledger.sent("s", command, params(command), never);
         }
-        ledger.failed(refused.command_id(), &remote(-32030));
-        ledger.failed(timed_out.command_id(), &timeout);
-        ledger.failed(draining.command_id(), &remote(-32039));
-        ledger.failed(overloaded.command_id(), &remote(-32001));
+        ledger.failed(refused.command_id(), &remote(-32030).into());
+        ledger.failed(timed_out.command_id(), &timeout.into());
+        ledger.failed(draining.command_id(), &remote(-32039).into());
+        ledger.failed(overloaded.command_id(), &remote(-32001).into());
         let id = acknowledged_as_another.command_id();
-        ledger.failed(id, &mismatch(id));
+        ledger.failed(id, &mismatch(id).into());
+        // An attempt timed out, the last was refused: for now (it may have landed), or for
+        // good (the host answered for that commandId).
+        let after_timeout = |error| Unacknowledged {
+            error,
+            timed_out: true,
+        };
+        let id = overloaded_after_timeout.command_id();
+        ledger.failed(id, &after_timeout(remote(-32001)));
+        let id = refused_after_timeout.command_id();
+        ledger.failed(id, &after_timeout(remote(-32030)));
         let pending: Vec<_> = ledger
             .pending(never)
             .iter()
             .map(|p| p.command_id().to_owned())
             .collect();
-        let unknown = [&timed_out, &draining, &acknowledged_as_another];
+        let unknown = [
+            &timed_out,
+            &draining,
+            &acknowledged_as_another,
+            &overloaded_after_timeout,
+        ];
         let unknown: Vec<_> = unknown.iter().map(|c| c.command_id().to_owned()).collect();
         assert_eq!(
             pending, unknown,

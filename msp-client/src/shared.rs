@@ -391,6 +391,9 @@ pub(crate) struct Deciding {
     /// Stages still pending that the handler left undecided, or whose decision another
     /// decision won or the host moved past.
     passed: HashSet<StageKey>,
+    /// Stages whose decision the host refused as a choice it does not offer, as they were
+    /// offered: each is passed on until the fold shows its choices changed.
+    refused: Vec<PendingApproval>,
     /// What stops the handler, if anything does before its end.
     stop: Option<HandlerStop>,
 }
@@ -403,6 +406,7 @@ impl Deciding {
         }
         Deciding {
             passed: HashSet::new(),
+            refused: Vec::new(),
             stop: stop.cloned(),
         }
     }
@@ -417,7 +421,8 @@ impl Deciding {
     /// stage to decide (a resume's pending ones included); `Some(None)` once the turn is over
     /// or the handler stopped. The stages passed on of approvals no longer pending are
     /// forgotten first (those of one still pending are kept, whatever stage it shows: a
-    /// few, and no stage passed on is offered again whatever the fold shows).
+    /// few, and no stage passed on is offered again whatever the fold shows), but for a
+    /// refused stage whose choices changed since, offered again.
     pub(crate) fn next(
         &mut self,
         fold: &Fold,
@@ -427,6 +432,14 @@ impl Deciding {
         if self.stopped() {
             return Some(None);
         }
+        let passed = &mut self.passed;
+        self.refused.retain(|approval| {
+            let unchanged = still_offered(fold, approval);
+            if let (false, Some(stage)) = (unchanged, approval.stage()) {
+                passed.remove(&Asked::decided_key(approval.id(), stage.requirement));
+            }
+            unchanged
+        });
         self.passed
             .retain(|(approval_id, ..)| fold.pending_approval(approval_id).is_some());
         match turn_id {
@@ -466,22 +479,23 @@ impl Deciding {
     /// After a decision failed: a stage another decision won (`approvalAlreadyResolved`, or
     /// resolved before it was sent) or the host moved past (`approvalRequirementStale`) is
     /// passed on, the resolution or the next stage still to come; a choice the host no
-    /// longer offers (`approvalChoiceInvalid`) once the fold shows the stage's choices
-    /// changed (`still_offered` false) is nothing passed: the stage is offered again with
-    /// its new choices (an update not folded yet when the refusal came leaves the refusal
-    /// the caller's). A closed connection ends the handler's wait with why (`Ok(Some)`, no
-    /// other stage offered to the handler); any other failure is the caller's.
+    /// longer offers (`approvalChoiceInvalid`: it changed the stage's choices) is passed on
+    /// until the fold shows the change, and then offered again with its new choices (the
+    /// host sends the change before the refusal, but the refusal may be read before the
+    /// change is folded). A closed connection ends the handler's wait with why (`Ok(Some)`,
+    /// no other stage offered to the handler); any other failure is the caller's.
     pub(crate) fn failed(
         &mut self,
         approval: &PendingApproval,
-        still_offered: bool,
         error: Error,
     ) -> Result<Option<CloseReason>, Error> {
         let gone = match &error {
             Error::Rpc(RpcError::Remote(remote)) => match remote.kind() {
                 Some("approvalAlreadyResolved" | "approvalRequirementStale") => true,
-                Some("approvalChoiceInvalid") if !still_offered => {
+                Some("approvalChoiceInvalid") => {
                     tracing::debug!(approval = approval.id(), %error, "the stage's choices changed");
+                    self.pass(approval);
+                    self.refused.push(approval.clone());
                     return Ok(None);
                 }
                 _ => false,

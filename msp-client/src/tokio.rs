@@ -34,7 +34,7 @@ use crate::core::{Core, Event, Opened, Paging, Place, Refills, Slot};
 use crate::listing::{self, Listing, Step};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
-use crate::pending::{self, PendingCommand, Resent};
+use crate::pending::{self, PendingCommand, Resent, Unacknowledged};
 use crate::shared::{self, Asked, Deciding};
 use crate::stop::HandlerStop;
 
@@ -322,18 +322,36 @@ impl Link {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
-        let mut attempt = 1;
+        self.attempts(command).await.map_err(|failed| failed.error)
+    }
+
+    /// Sends `command` until an attempt is acknowledged or [`Retry`] sends it no more.
+    async fn attempts<M: Request>(&self, command: &Command<M>) -> Result<M::Result, Unacknowledged>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        let (mut attempt, mut timed_out) = (1, false);
         loop {
             match self.connection.command(command).await {
-                Ok(result) => return shared::echoed(command, &result).map(|()| result),
-                Err(error) => match self.retry.again(attempt, &error) {
-                    Some(wait) => {
-                        tracing::debug!(%error, method = M::METHOD, attempt, "sent again");
-                        tokio::time::sleep(wait).await;
-                        attempt += 1;
+                Ok(result) => {
+                    return shared::echoed(command, &result)
+                        .map(|()| result)
+                        .map_err(|error| Unacknowledged { error, timed_out });
+                }
+                Err(error) => {
+                    timed_out |= matches!(error, RpcError::TimedOut { .. });
+                    match self.retry.again(attempt, &error) {
+                        Some(wait) => {
+                            tracing::debug!(%error, method = M::METHOD, attempt, "sent again");
+                            tokio::time::sleep(wait).await;
+                            attempt += 1;
+                        }
+                        None => {
+                            let error = error.into();
+                            return Err(Unacknowledged { error, timed_out });
+                        }
                     }
-                    None => return Err(error.into()),
-                },
+                }
             }
         }
     }
@@ -946,9 +964,9 @@ impl Session {
     /// turn). A decision names the stage it was offered at: one another decision won or the
     /// host moved past meanwhile is not an error, and the next stage is offered when it
     /// comes; a stage whose choices the host changed meanwhile (refused as
-    /// `approvalChoiceInvalid`) is offered again with them, once the change is folded before
-    /// the refusal is read (the host sends the change first, and the client folds it on
-    /// whichever thread routes: a refusal read first ends the handler with it). A decision
+    /// `approvalChoiceInvalid`) is offered again with them once the change is folded,
+    /// whether before or after the refusal was read (and not before: a host that refuses
+    /// a choice it offers leaves that stage undecided, the others still handled). A decision
     /// the stage does not offer ends it with [`Error::Ask`], nothing sent, and any other
     /// failure of `approval/decide` with its error. The session's handler:
     /// on a task of its own it decides while the program starts turns and follows them
@@ -1061,8 +1079,7 @@ impl Session {
                 .decide(&approval, decision.choice_id(), decision.feedback())
                 .await;
             if let Err(error) = decided {
-                let still = self.read(|fold| shared::still_offered(fold, &approval));
-                if let Some(reason) = deciding.failed(&approval, still, error)? {
+                if let Some(reason) = deciding.failed(&approval, error)? {
                     return Ok(Some(reason));
                 }
             }
@@ -1122,9 +1139,14 @@ impl Session {
             return Err(RpcError::Closed(reason).into());
         }
         self.core().sent(&self.0.id, command)?;
-        let result = self.0.link.send(command).await.inspect_err(|error| {
-            self.core().failed(&self.0.id, command.command_id(), error);
-        })?;
+        let result = match self.0.link.attempts(command).await {
+            Ok(result) => result,
+            Err(failed) => {
+                self.core()
+                    .failed(&self.0.id, command.command_id(), &failed);
+                return Err(failed.error);
+            }
+        };
         self.core()
             .acknowledged::<M>(&self.0.id, command.command_id(), &result)?;
         Ok(result)

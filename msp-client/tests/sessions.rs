@@ -460,6 +460,65 @@ fn a_timed_out_command_is_sent_again_with_the_same_command_id() {
     assert!(ack.is_ok(), "{ack:?}");
 }
 
+/// An attempt that timed out may have been applied: when every later attempt is refused for
+/// now (`overloaded`), the command's outcome is still unknown, and it stays pending.
+#[test]
+fn a_command_refused_for_now_after_a_timed_out_attempt_stays_pending() {
+    use std::io::{BufRead, BufReader, Write};
+    let (client_reader, mut host_writer) = msp_rpc::pipe::pipe();
+    let (host_reader, client_writer) = msp_rpc::pipe::pipe();
+    // A host that lets the first turn/interrupt go unanswered and refuses the others as
+    // overloaded.
+    let host = std::thread::spawn(move || {
+        let mut ids = Vec::new();
+        for line in BufReader::new(host_reader).lines() {
+            let frame: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            let reply = match frame["method"].as_str() {
+                Some("initialize") => {
+                    serde_json::json!({"result": {"schema": {"version": 1, "fingerprint": "sha256:x"}, "serverInfo": {"name": "double", "version": "0"}, "userAgent": "double", "museHome": "/h", "platformFamily": "unix", "platformOs": "linux"}})
+                }
+                Some("turn/interrupt") => {
+                    ids.push(frame["params"]["commandId"].as_str().unwrap().to_owned());
+                    if ids.len() == 1 {
+                        continue;
+                    }
+                    serde_json::json!({"error": {"code": -32001, "message": "overloaded"}})
+                }
+                _ => continue,
+            };
+            let mut response = reply;
+            response["jsonrpc"] = "2.0".into();
+            response["id"] = frame["id"].clone();
+            writeln!(host_writer, "{response}").unwrap();
+        }
+        ids
+    });
+    let retry = msp_client::Retry {
+        attempts: 3,
+        backoff: Duration::from_millis(1),
+    };
+    let options = support::options().retry(retry).connection(
+        msp_rpc::Options::new().timeout_for::<methods::TurnInterrupt>(Duration::from_millis(200)),
+    );
+    let client = Client::over(client_reader, client_writer, options).expect("handshake");
+    let session = client.open_session("s");
+    match session.interrupt(None, false) {
+        Err(Error::Rpc(msp_rpc::RpcError::Remote(remote))) => assert_eq!(remote.code(), -32001),
+        other => panic!("{other:?}"),
+    }
+    let pending = session.pending();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0].method(), "turn/interrupt");
+    drop(session);
+    drop(client);
+    let ids = host.join().unwrap();
+    assert_eq!(ids.len(), 3, "sent three times");
+    assert!(
+        ids.iter().all(|id| *id == pending[0].command_id()),
+        "{ids:?}"
+    );
+}
+
 /// Retries follow the registry: a command refused as `overloaded` (retryable) is sent again
 /// with its `commandId` and acknowledged; one refused as `commandRejected` (not retryable)
 /// is sent once and fails. The same command sent again by the program, acknowledged
@@ -935,6 +994,40 @@ fn a_handlers_stage_whose_choices_changed_is_offered_again_with_them() {
             (0, choices(&["allow_once", "abort"])),
         ],
         "the stage, then the same stage with its new choices"
+    );
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    drop((turn, session));
+    let exit = client.close();
+    assert_eq!(exit.as_ref().and_then(|e| e.code), Some(0), "{exit:?}");
+}
+
+#[test]
+fn a_stage_refused_before_its_change_arrives_is_offered_again_once_it_does() {
+    let Some(dir) = support::refused_before_the_change() else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path());
+    let mut offered = Vec::new();
+    let outcome = turn
+        .completed_deciding(|_, stage| {
+            let choices: Vec<_> = stage.choices.iter().map(|c| c.choice_id.clone()).collect();
+            offered.push(choices);
+            let choice = if offered.len() == 1 {
+                "allow_session"
+            } else {
+                "allow_once"
+            };
+            Some(Decision::choose(choice))
+        })
+        .expect("a refused choice is not the handler's end");
+    let choices = |ids: &[&str]| ids.iter().map(|id| id.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        offered,
+        [
+            choices(&["allow_once", "allow_session", "abort"]),
+            choices(&["allow_once", "abort"]),
+        ],
+        "the stage, then (once the change came) the same stage with its new choices"
     );
     assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
     drop((turn, session));

@@ -766,6 +766,41 @@ async fn a_handler_awaiting_a_person_is_offered_the_stage_again_when_its_choices
     assert!(closed.is_ok(), "{closed:?}");
 }
 
+/// As the blocking test: a decision refused as `approvalChoiceInvalid` before the host's
+/// change of the stage's choices arrives is offered again with them once it does.
+#[tokio::test]
+async fn a_stage_refused_before_its_change_arrives_is_offered_again_once_it_does() {
+    let Some(dir) = support::refused_before_the_change() else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path(), &[], "Bump the version.").await;
+    let mut offered = Vec::new();
+    let outcome = turn
+        .completed_deciding(|_, stage| {
+            let choices: Vec<String> = stage.choices.iter().map(|c| c.choice_id.clone()).collect();
+            offered.push(choices);
+            let choice = if offered.len() == 1 {
+                "allow_session"
+            } else {
+                "allow_once"
+            };
+            Some(Decision::choose(choice))
+        })
+        .await
+        .expect("a refused choice is not the handler's end");
+    assert_eq!(
+        offered,
+        [
+            vec!["allow_once", "allow_session", "abort"],
+            vec!["allow_once", "abort"]
+        ],
+        "the stage, then (once the change came) the same stage with its new choices"
+    );
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    drop((turn, session));
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+}
+
 /// As the blocking test: a host request comes among its session's notifications where the
 /// wire has it, though the handler replies its receipt as soon as it is read; three frames
 /// before the session opens, three after.

@@ -359,6 +359,41 @@ pub fn change_choices_once_renamed(frames: &mut Vec<(bool, serde_json::Value)>) 
     insert_rename(frames, request + 2);
 }
 
+/// The approval round trip where the handler's `allow_session` is refused as
+/// `approvalChoiceInvalid` before the host's change of the stage's choices reaches the
+/// client (the update comes after the refusal), and its `allow_once` of the changed stage
+/// is accepted.
+pub fn refused_before_the_change() -> Option<tempfile::TempDir> {
+    derived("approval-round-trip", |frames| {
+        let request = approval_request_at(frames);
+        let decide = approval_decide_at(frames);
+        let (mut accepted, mut ack) = (frames[decide].clone(), frames[decide + 1].clone());
+        frames[decide].1["params"]["choiceId"] = "allow_session".into();
+        let error = serde_json::json!({
+            "code": -32052,
+            "message": "not offered",
+            "data": {"kind": "approvalChoiceInvalid", "choiceId": "allow_session"}
+        });
+        refuse(&mut frames[decide + 1].1, error);
+        let mut params = frames[request].1["params"].clone();
+        params["viewCursor"] = "v:0198f0aa-1111-7000-8000-0000000000aa:7.1".into();
+        params["change"] = serde_json::json!({"kind": "choicesChanged"});
+        let choices = params["availableChoices"].as_array_mut().unwrap();
+        choices.retain(|choice| choice["choiceId"] != "allow_session");
+        let updated =
+            serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated", "params": params});
+        let command = "018f6a2a-3333-7abc-8def-00000000d0aa";
+        accepted.1["id"] = "b10".into();
+        accepted.1["params"]["choiceId"] = "allow_once".into();
+        accepted.1["params"]["commandId"] = command.into();
+        ack.1["id"] = "b10".into();
+        ack.1["result"]["commandId"] = command.into();
+        frames.insert(decide + 2, (false, updated));
+        frames.insert(decide + 3, accepted);
+        frames.insert(decide + 4, ack);
+    })
+}
+
 /// Where the host's `approval/request` is among the approval scenarios' `frames`.
 pub fn approval_request_at(frames: &[(bool, serde_json::Value)]) -> usize {
     frames
