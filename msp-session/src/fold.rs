@@ -984,7 +984,23 @@ pub(crate) fn session_of(notification: &ProtocolNotification) -> Option<&str> {
         N::SessionModelRouteUnserved(p) => &p.session_id,
         N::SessionStatusChanged(p) => &p.session_id,
         N::SessionClosed(p) => &p.session_id,
+        N::SessionLeaveCompleted(p) => &p.session_id,
+        N::SessionViewHealthChanged(p) => &p.session_id,
         N::SessionStarted(p) => &p.session.session_id,
+        N::MonitorInboxItemAdmitted(p) => &p.session_id,
+        N::MonitorInboxItemDrained(p) => &p.session_id,
+        N::MonitorInboxItemVoided(p) => &p.session_id,
+        N::RecapCompleted(p) => &p.session_id,
+        N::PluginChanged(p) => &p.session_id,
+        N::PluginMarketplaceChanged(p) => &p.session_id,
+        N::SkillChanged(p) => &p.session_id,
+        N::ComputerUseSetupChanged(p) => p.session_id.as_deref()?,
+        #[cfg(feature = "experimental")]
+        N::AdmissionRequested(p) => &p.session_id,
+        #[cfg(feature = "experimental")]
+        N::AdmissionResolved(p) => &p.session_id,
+        #[cfg(feature = "experimental")]
+        N::SessionPermissionProfileChanged(p) => &p.session_id,
         _ => return None,
     })
 }
@@ -1020,6 +1036,18 @@ pub(crate) fn cursor_of(notification: &ProtocolNotification) -> Option<&str> {
         N::SessionTodoListChanged(p) => &p.view_cursor,
         N::SessionTokenUsage(p) => &p.view_cursor,
         N::SessionModelRouteUnserved(p) => &p.view_cursor,
+        N::SessionStatusChanged(p) => p.view_cursor.as_deref()?,
+        N::SessionClosed(p) => p.view_cursor.as_deref()?,
+        N::SessionLeaveCompleted(p) => p.view_cursor.as_deref()?,
+        N::MonitorInboxItemAdmitted(p) => &p.view_cursor,
+        N::MonitorInboxItemDrained(p) => &p.view_cursor,
+        N::MonitorInboxItemVoided(p) => &p.view_cursor,
+        #[cfg(feature = "experimental")]
+        N::AdmissionRequested(p) => &p.view_cursor,
+        #[cfg(feature = "experimental")]
+        N::AdmissionResolved(p) => &p.view_cursor,
+        #[cfg(feature = "experimental")]
+        N::SessionPermissionProfileChanged(p) => &p.view_cursor,
         _ => return None,
     })
 }
