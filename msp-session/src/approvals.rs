@@ -1,6 +1,7 @@
 //! Approvals by id: pending ones with their request and current stage, resolved ones with the
 //! resolution that won.
 
+use crate::fold::Arrival;
 use msp_types::{
     ApprovalChoice, ApprovalRequestParams, ApprovalRequirementRef, ApprovalResolvedParams,
     ApprovalSubject, ApprovalUpdatedParams,
@@ -14,6 +15,8 @@ pub struct PendingApproval {
     pub(crate) request: Option<Box<ApprovalRequestParams>>,
     /// The latest stage the host moved to after the request.
     pub(crate) latest_update: Option<Box<ApprovalUpdatedParams>>,
+    /// When the latest update counts as arrived (see [`Arrival`]).
+    pub(crate) updated_at: u64,
     /// Whether the request came as the server request (then a receipt was owed).
     pub(crate) asked: bool,
 }
@@ -81,7 +84,8 @@ pub enum ApprovalChange {
     },
     /// The reviewer is looking at it: a notice.
     Reviewing,
-    /// Not applied: it was resolved already, or an update came for an approval not pending.
+    /// Not applied: it was resolved already, an update came for an approval not pending, or
+    /// a refill's page served an update older than the one shown.
     Stale,
 }
 
@@ -149,6 +153,7 @@ impl Approvals {
                     approval_id: id,
                     request: Some(Box::new(request)),
                     latest_update: None,
+                    updated_at: 0,
                     asked,
                 });
                 ApprovalChange::Pending { stage: true }
@@ -163,18 +168,28 @@ impl Approvals {
                 approval_id: id.to_owned(),
                 request: None,
                 latest_update: None,
+                updated_at: 0,
                 asked: false,
             });
         }
     }
 
-    /// An update: the stage it shows, unless one known already is of a later requirement of
-    /// the same approval (a requirement's index only grows: an update of an earlier one, such
-    /// as a refill's page serves after the live one, is older).
-    pub(crate) fn updated(&mut self, update: ApprovalUpdatedParams) -> ApprovalChange {
+    /// An update, arrived as `arrival` says: the stage it shows, unless one known already is
+    /// of a later requirement of the same approval (a requirement's index only grows: an
+    /// update of an earlier one, such as a refill's page serves after the live one, is
+    /// older), or it is a refill's page's and the update shown arrived live since the hole
+    /// began (a later word on the same requirement: its choices, its subject).
+    pub(crate) fn updated(
+        &mut self,
+        update: ApprovalUpdatedParams,
+        arrival: Arrival,
+    ) -> ApprovalChange {
         let Some(entry) = self.pending_mut(&update.approval_id) else {
             return ApprovalChange::Stale;
         };
+        if entry.latest_update.is_some() && arrival.yields_to(entry.updated_at) {
+            return ApprovalChange::Stale;
+        }
         let showing = &update.current_requirement_id;
         let shown = entry.stage().map(|stage| stage.requirement);
         if shown.is_some_and(|shown| {
@@ -185,6 +200,7 @@ impl Approvals {
         // A new stage when the one shown (by an update, else by the request) is another.
         let stage = shown != Some(showing);
         entry.latest_update = Some(Box::new(update));
+        entry.updated_at = arrival.at;
         ApprovalChange::Pending { stage }
     }
 

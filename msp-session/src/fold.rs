@@ -562,7 +562,7 @@ impl Fold {
             }
             N::ApprovalUpdated(p) => Outcome::Approval {
                 approval_id: p.approval_id.clone(),
-                change: self.approvals.updated(*p),
+                change: self.approvals.updated(*p, self.arrival()),
             },
             N::ApprovalResolved(p) => Outcome::Approval {
                 approval_id: p.approval_id.clone(),
@@ -634,8 +634,17 @@ impl Fold {
     }
 
     fn apply_turn(&mut self, turn_id: String, event: TurnEvent) -> Outcome {
-        let change = self.turns.apply(&turn_id, event, &self.rules);
+        let arrival = self.arrival();
+        let change = self.turns.apply(&turn_id, event, &self.rules, arrival);
         Outcome::Turn { turn_id, change }
+    }
+
+    /// When the input being applied counts as arrived.
+    fn arrival(&self) -> Arrival {
+        Arrival {
+            at: self.paging_after.unwrap_or(self.arrivals),
+            older_than: self.paging_after,
+        }
     }
 
     fn settled(&mut self, settlement: UserInputSettledParams) -> Outcome {
@@ -649,11 +658,11 @@ impl Fold {
 
     fn state_value(&mut self, value: StateValue) -> Outcome {
         let refuse_repeat = self.rules.cursor_window == 0;
-        // A page's value counts as arrived when the hole began: later pages override it,
-        // what arrived live since does not yield to it.
-        let after = self.paging_after;
-        let arrival = after.unwrap_or(self.arrivals);
-        Outcome::State(self.state.set(value, arrival, refuse_repeat, after))
+        let arrival = self.arrival();
+        Outcome::State(
+            self.state
+                .set(value, arrival.at, refuse_repeat, arrival.older_than),
+        )
     }
 
     fn view_gap(&mut self, session_id: String, after: String, next: String) -> Outcome {
@@ -934,6 +943,25 @@ impl Fold {
     /// Whether the fold holds every event the host delivered (no hole open).
     pub fn is_current(&self) -> bool {
         self.gap.is_current()
+    }
+}
+
+/// When an input counts as arrived, for what the fold keeps the latest of (session state, an
+/// approval's update, a turn's hints): a live input as it arrives; a refill's page's event
+/// when the hole began, so that later pages override it and what arrived live since does
+/// not yield to it (`older_than`, the hole's start; `None` when live, or when the hole's
+/// start is not known).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Arrival {
+    pub(crate) at: u64,
+    pub(crate) older_than: Option<u64>,
+}
+
+impl Arrival {
+    /// Whether what was kept as arrived at `kept` stands against this input: it arrived
+    /// live after the hole this input's page fills began.
+    pub(crate) fn yields_to(self, kept: u64) -> bool {
+        self.older_than.is_some_and(|start| kept > start)
     }
 }
 

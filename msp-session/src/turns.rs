@@ -7,7 +7,7 @@ use msp_types::{
     TurnModelRetryScheduledParams, TurnRetryScheduledParams,
 };
 
-use crate::fold::Input;
+use crate::fold::{Arrival, Input};
 use crate::kept::Kept;
 use crate::rules::FoldRules;
 
@@ -45,6 +45,9 @@ pub struct TurnEntry {
     pub(crate) retry: Option<Box<TurnRetryScheduledParams>>,
     pub(crate) model_retry: Option<Box<TurnModelRetryScheduledParams>>,
     pub(crate) foreground: Option<Box<TurnForegroundCompletedParams>>,
+    /// When each hint held (`retry`, `model_retry`, `foreground`) counts as arrived (see
+    /// [`Arrival`]).
+    pub(crate) hinted_at: [u64; 3],
 }
 
 impl TurnEntry {
@@ -105,7 +108,8 @@ pub enum TurnChange {
     /// `turn/completed` after a retract, an end after an unqueue).
     AlreadyOver,
     /// Not applied: the event only applies to a running turn (a start or a hint after the
-    /// end, a declined retract of a turn never seen).
+    /// end, a declined retract of a turn never seen), or a refill's page served a hint older
+    /// than the one held.
     Stale,
 }
 
@@ -118,6 +122,22 @@ pub(crate) enum TurnEvent {
     Retry(Box<TurnRetryScheduledParams>),
     ModelRetry(Box<TurnModelRetryScheduledParams>),
     Foreground(Box<TurnForegroundCompletedParams>),
+}
+
+/// Holds hint `params` in `slot`, arrived as `arrival` says, unless the hint held there
+/// arrived live since the hole whose page serves this one began (it is the later word).
+fn hint<T>(
+    slot: &mut Option<Box<T>>,
+    at: &mut u64,
+    params: Box<T>,
+    arrival: Arrival,
+) -> TurnChange {
+    if slot.is_some() && arrival.yields_to(*at) {
+        return TurnChange::Stale;
+    }
+    *slot = Some(params);
+    *at = arrival.at;
+    TurnChange::Hint
 }
 
 /// The terminal params a `turn/completed` carries.
@@ -173,6 +193,7 @@ impl Turns {
                     retry: None,
                     model_retry: None,
                     foreground: None,
+                    hinted_at: [0; 3],
                 });
                 let at = self.entries.len() - 1;
                 let entries = &self.entries;
@@ -193,7 +214,14 @@ impl Turns {
         }
     }
 
-    pub(crate) fn apply(&mut self, id: &str, event: TurnEvent, rules: &FoldRules) -> TurnChange {
+    /// Applies `event` to turn `id`, arrived as `arrival` says.
+    pub(crate) fn apply(
+        &mut self,
+        id: &str,
+        event: TurnEvent,
+        rules: &FoldRules,
+        arrival: Arrival,
+    ) -> TurnChange {
         let known = self.place(id).is_some();
         if let TurnEvent::Retracted {
             accepted: false, ..
@@ -269,22 +297,29 @@ impl Turns {
                 if entry.state != TurnState::Running {
                     return TurnChange::Stale;
                 }
-                entry.retry = Some(params);
-                TurnChange::Hint
+                hint(&mut entry.retry, &mut entry.hinted_at[0], params, arrival)
             }
             TurnEvent::ModelRetry(params) => {
                 if entry.state != TurnState::Running {
                     return TurnChange::Stale;
                 }
-                entry.model_retry = Some(params);
-                TurnChange::Hint
+                hint(
+                    &mut entry.model_retry,
+                    &mut entry.hinted_at[1],
+                    params,
+                    arrival,
+                )
             }
             TurnEvent::Foreground(params) => {
                 if entry.state != TurnState::Running {
                     return TurnChange::Stale;
                 }
-                entry.foreground = Some(params);
-                TurnChange::Hint
+                hint(
+                    &mut entry.foreground,
+                    &mut entry.hinted_at[2],
+                    params,
+                    arrival,
+                )
             }
         }
     }

@@ -896,3 +896,65 @@ fn a_refill_after_inputs_folded_live_applies_no_delta_and_no_older_state() {
         "wholly in the hole"
     );
 }
+
+/// A refill's page serves an approval's updates and a turn's hint older than those that
+/// arrived live since the hole began, of the same requirement and the same kind: the live
+/// ones are the later word and stand, whatever the pages bring after them. Of an approval
+/// and a turn the hole alone holds, the page's latest stands.
+#[test]
+fn a_refill_keeps_an_approvals_update_and_a_turns_hint_that_arrived_live_since_the_hole() {
+    // Approval `id`'s stage 1 with choices named `prefix`.
+    let changed = |id: &str, prefix: &str, at: u32| {
+        event(
+            "approval/updated",
+            json!({
+                "approvalId": id, "change": {"kind": "choicesChanged"},
+                "currentRequirementId": requirement(id, 1), "availableChoices": choices(prefix),
+                "subject": {"kind": "fileAccess", "toolName": "shell", "path": "/x", "access": "write"},
+                "viewCursor": cursor(at)
+            }),
+        )
+    };
+    let retry = |turn: &str, attempt: i64, at: u32| {
+        event(
+            "turn/retryScheduled",
+            json!({"turnId": turn, "attempt": attempt, "maxAttempts": 5, "nextAttempt": attempt + 1,
+                "reason": "overloaded", "retryDelayMs": 100, "viewCursor": cursor(at)}),
+        )
+    };
+    let mut fold = fold();
+    fold.apply(turn_started("t1", 1));
+    fold.apply(turn_started("t2", 2));
+    fold.apply(approval_requested("a1", 3));
+    fold.apply(approval_requested("a2", 4));
+    assert!(matches!(fold.apply(gap(4, 9)), Outcome::Gap { .. }));
+    // Live while the hole is open: the later word on a1's stage and t1's retry.
+    fold.apply(changed("a1", "live", 10));
+    fold.apply(retry("t1", 3, 11));
+    let pages = [(
+        4,
+        page(
+            &[
+                changed("a1", "page-5", 5),
+                changed("a2", "page-6", 6),
+                retry("t1", 1, 7),
+                retry("t2", 2, 8),
+                changed("a1", "page-9", 9),
+            ],
+            None,
+        ),
+    )];
+    walk(&mut fold, &pages);
+    assert!(fold.is_current());
+    let first_choice = |id: &str| {
+        let approval = fold.pending_approval(id).expect("pending");
+        approval.stage().expect("a stage").choices[0]
+            .choice_id
+            .clone()
+    };
+    assert_eq!(first_choice("a1"), "live-allow", "the live update stands");
+    assert_eq!(first_choice("a2"), "page-6-allow", "the hole's own");
+    let attempt = |id: &str| fold.turn(id).unwrap().retry_scheduled().unwrap().attempt;
+    assert_eq!(attempt("t1"), 3, "the live hint stands");
+    assert_eq!(attempt("t2"), 2, "the hole's own");
+}
