@@ -468,7 +468,13 @@ async fn a_handler_on_its_own_task_is_stopped_or_dropped_and_replaced() {
     assert!(stopped.is_err_and(|e| e.is_panic()), "the panic resumed");
     assert!(session.read(|fold| fold.pending_approval(APPROVAL).is_some()));
 
-    let last = session.handle_approvals(|_, _| Some(Decision::choose("allow_session")));
+    // Started on a thread outside the runtime: the handler runs on the client's.
+    let starting = session.clone();
+    let last = std::thread::spawn(move || {
+        starting.handle_approvals(|_, _| Some(Decision::choose("allow_session")))
+    })
+    .join()
+    .expect("started outside a runtime");
     let resolved = session.resolved(APPROVAL, WAIT).await.expect("resolved");
     assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
     let outcome = session.turn(&running).completed().await;

@@ -25,13 +25,15 @@ pub struct ApprovalHandler {
 }
 
 impl ApprovalHandler {
+    /// Runs `task` on the runtime of `session`'s client.
     fn spawn(
+        session: &Session,
         stop: HandlerStop,
         task: impl Future<Output = Result<Option<CloseReason>, Error>> + Send + 'static,
     ) -> Self {
         ApprovalHandler {
             stop,
-            task: Some(tokio::spawn(task)),
+            task: Some(session.0.link.runtime.spawn(task)),
         }
     }
 
@@ -70,15 +72,12 @@ impl Drop for ApprovalHandler {
 }
 
 impl Session {
-    /// Runs [`Session::decide_approvals_until`] on a task of its own (`tokio::spawn`, a
-    /// clone of the session moved there) until the handler returned is stopped or dropped,
+    /// Runs [`Session::decide_approvals_until`] on a task of its own (on the runtime the
+    /// client was made in, a clone of the session moved there) until the handler returned is stopped or dropped,
     /// or the connection closes: the session's handler, deciding while the program starts
     /// turns and follows them. `decide` runs on a runtime's worker and must not block (a
-    /// handler that waits for someone is [`Session::handle_approvals_async`]'s).
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime, as `tokio::spawn` does.
+    /// handler that waits for someone is [`Session::handle_approvals_async`]'s). It may be
+    /// called outside that runtime.
     ///
     /// ```no_run
     /// # async fn demo(session: msp_client::tokio::Session) -> Result<(), msp_client::Error> {
@@ -98,7 +97,7 @@ impl Session {
     ) -> ApprovalHandler {
         let stop = HandlerStop::new();
         let (session, watched) = (self.clone(), stop.clone());
-        ApprovalHandler::spawn(stop, async move {
+        ApprovalHandler::spawn(self, stop, async move {
             session.decide_approvals_until(&watched, &mut decide).await
         })
     }
@@ -106,10 +105,6 @@ impl Session {
     /// [`Session::handle_approvals`] with a handler that awaits, as
     /// [`Session::decide_approvals_async_until`]: a `decide` still awaiting at the stop is
     /// dropped (the stage left pending).
-    ///
-    /// # Panics
-    ///
-    /// Outside a tokio runtime, as `tokio::spawn` does.
     pub fn handle_approvals_async<F, Fut>(&self, decide: F) -> ApprovalHandler
     where
         F: FnMut(PendingApproval) -> Fut + Send + 'static,
@@ -117,7 +112,7 @@ impl Session {
     {
         let stop = HandlerStop::new();
         let (session, watched) = (self.clone(), stop.clone());
-        ApprovalHandler::spawn(stop, async move {
+        ApprovalHandler::spawn(self, stop, async move {
             session.decide_approvals_async_until(&watched, decide).await
         })
     }
