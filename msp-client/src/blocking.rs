@@ -440,6 +440,12 @@ fn page(connection: &Connection, mut paging: Paging) {
 /// Routes the frames no waiting handle takes (see `pump.rs`) until the connection closes; a
 /// gap's refill pages on a thread of its own.
 fn pump(connection: Connection, core: Arc<Core>) {
+    // However the pump stops (a panic of a routing), every wait ends with it: else those on
+    // sessions no handle routes for would wait for ever.
+    let _ending = shared::Ending {
+        connection: &connection,
+        core: &core,
+    };
     let (mut seen, mut again) = (0, None);
     on_this_thread(|cx| loop {
         match pump::poll_pump(&core, &connection, &mut seen, &mut again, cx) {

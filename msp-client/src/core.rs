@@ -1783,6 +1783,33 @@ mod tests {
         drop(wait);
     }
 
+    /// A pump that stops before the connection closed (a panic of a routing) ends the
+    /// connection, and the core with it: a wait for the end is woken and ends.
+    #[test]
+    fn a_pump_stopped_early_ends_the_connection_and_every_wait() {
+        let (reader, _host_writes) = msp_rpc::pipe::pipe();
+        let (_host_reads, writer) = msp_rpc::pipe::pipe();
+        let options = msp_rpc::Options::new();
+        let connection = msp_rpc::blocking::Connection::new(reader, writer, options);
+        let core = Core::new(FoldRules::default(), 0);
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let mut wait = core.end_wait();
+        assert!(wait.poll(&mut Context::from_waker(&waker)).is_pending());
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ending = crate::shared::Ending {
+                connection: &connection,
+                core: &core,
+            };
+            panic!("a routing's bug");
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(connection.close_reason(), Some(CloseReason::Local));
+        assert_eq!(count.0.load(Ordering::Relaxed), 1, "woken at the end");
+        let ended = wait.poll(&mut Context::from_waker(&waker));
+        assert_eq!(ended, Poll::Ready(CloseReason::Local));
+    }
+
     /// Waits on a session that were given up (dropped) leave no waker behind, a task's two
     /// waits keep one each (one dropped takes nothing of the other's), and an input routed
     /// wakes the waits kept, whose keys of the round before then name nothing.

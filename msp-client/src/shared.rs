@@ -179,6 +179,51 @@ pub(crate) fn code(error: &RpcError) -> Option<i64> {
     }
 }
 
+/// What a pump's [`Ending`] does with its connection: both drivers' connections.
+pub(crate) trait Ends {
+    fn close_reason(&self) -> Option<CloseReason>;
+    fn abort(&self);
+    fn handshake(&self) -> Option<&Handshake>;
+}
+
+macro_rules! ends {
+    ($connection:ty) => {
+        impl Ends for $connection {
+            fn close_reason(&self) -> Option<CloseReason> {
+                <$connection>::close_reason(self)
+            }
+            fn abort(&self) {
+                <$connection>::abort(self)
+            }
+            fn handshake(&self) -> Option<&Handshake> {
+                <$connection>::handshake(self)
+            }
+        }
+    };
+}
+ends!(msp_rpc::blocking::Connection);
+#[cfg(feature = "tokio")]
+ends!(msp_rpc::tokio::Connection);
+
+/// Ends the core when its pump stops, if it has not ended already: held by the pump (the
+/// blocking driver's thread, tokio's task) for as long as it runs.
+pub(crate) struct Ending<'a, C: Ends> {
+    pub(crate) connection: &'a C,
+    pub(crate) core: &'a Core,
+}
+
+impl<C: Ends> Drop for Ending<'_, C> {
+    fn drop(&mut self) {
+        if self.connection.close_reason().is_none() {
+            // The pump stopped early (a panic, the runtime's shutdown): with nobody routing,
+            // the connection ends too, so that no command goes out to a host nobody hears.
+            self.connection.abort();
+        }
+        let reason = self.connection.close_reason().unwrap_or(CloseReason::Local);
+        self.core.end(reason, durable(self.connection.handshake()));
+    }
+}
+
 /// Whether the host said its sessions outlive it (absent or unknown: durable, so that
 /// nothing is marked ended that may still run).
 pub(crate) fn durable(handshake: Option<&Handshake>) -> bool {

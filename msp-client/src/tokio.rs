@@ -449,7 +449,7 @@ async fn page(connection: &Connection, mut paging: Paging) {
 /// What is queued already is routed as one batch (one lock, one wake-up a waiter).
 async fn pump(connection: Connection, core: Arc<Core>) {
     // However the pump stops (a panic, the runtime's shutdown), every wait ends with it.
-    let _ending = Ending {
+    let _ending = shared::Ending {
         connection: &connection,
         core: &core,
     };
@@ -488,25 +488,6 @@ impl Drop for OfferAgain<'_> {
             self.core
                 .answered(self.session_id, self.user_input_id, false);
         }
-    }
-}
-
-/// Ends the core when the pump stops, if it has not ended already.
-struct Ending<'a> {
-    connection: &'a Connection,
-    core: &'a Core,
-}
-
-impl Drop for Ending<'_> {
-    fn drop(&mut self) {
-        if self.connection.close_reason().is_none() {
-            // The pump stopped early (a panic, the runtime's shutdown): with nobody routing,
-            // the connection ends too, so that no command goes out to a host nobody hears.
-            self.connection.abort();
-        }
-        let reason = self.connection.close_reason().unwrap_or(CloseReason::Local);
-        self.core
-            .end(reason, shared::durable(self.connection.handshake()));
     }
 }
 
