@@ -971,6 +971,13 @@ impl Core {
         Ok(())
     }
 
+    /// Notes that command `command_id` was not applied: its sending was given up while no
+    /// attempt of it could have been.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn unsent(&self, session_id: &str, command_id: &str) {
+        self.slot(session_id, |slot| slot.ledger.forget(command_id));
+    }
+
     /// Notes that command `command_id` failed, as `failure` says.
     pub(crate) fn failed(&self, session_id: &str, command_id: &str, failure: &Unacknowledged) {
         self.slot(session_id, |slot| slot.ledger.failed(command_id, failure));

@@ -240,7 +240,8 @@ impl Ledger {
         self.entries.iter().filter(|e| !seen(e)).cloned().collect()
     }
 
-    fn forget(&mut self, command_id: &str) {
+    /// Forgets command `command_id`: its outcome is seen, or it was never applied.
+    pub(crate) fn forget(&mut self, command_id: &str) {
         self.entries.retain(|e| e.command_id != command_id);
     }
 }

@@ -322,16 +322,25 @@ impl Link {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
-        self.attempts(command).await.map_err(|failed| failed.error)
+        let mut in_doubt = true;
+        let attempted = self.attempts(command, &mut in_doubt).await;
+        attempted.map_err(|failed| failed.error)
     }
 
-    /// Sends `command` until an attempt is acknowledged or [`Retry`] sends it no more.
-    async fn attempts<M: Request>(&self, command: &Command<M>) -> Result<M::Result, Unacknowledged>
+    /// Sends `command` until an attempt is acknowledged or [`Retry`] sends it no more;
+    /// meanwhile `in_doubt` says whether it may have been applied, should this be dropped
+    /// now: while an attempt awaits its answer, and ever after one timed out.
+    async fn attempts<M: Request>(
+        &self,
+        command: &Command<M>,
+        in_doubt: &mut bool,
+    ) -> Result<M::Result, Unacknowledged>
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
         let (mut attempt, mut timed_out) = (1, false);
         loop {
+            *in_doubt = true;
             match self.connection.command(command).await {
                 Ok(result) => {
                     return shared::echoed(command, &result)
@@ -340,6 +349,7 @@ impl Link {
                 }
                 Err(error) => {
                     timed_out |= matches!(error, RpcError::TimedOut { .. });
+                    *in_doubt = timed_out;
                     match self.retry.again(attempt, &error) {
                         Some(wait) => {
                             tracing::debug!(%error, method = M::METHOD, attempt, "sent again");
@@ -471,6 +481,26 @@ async fn pump(connection: Connection, core: Arc<Core>) {
     }
     let reason = connection.close_reason().unwrap_or(CloseReason::PeerClosed);
     core.end(reason, shared::durable(connection.handshake()));
+}
+
+/// A command of a session being sent ([`Session::send`]): dropped before its attempts are
+/// over (the caller's `timeout` or `select!`) while none of them may have been applied (it
+/// waits to send again after a refusal for now), it is no longer pending; dropped while one
+/// may have been, it stays pending, as after a timeout.
+struct Sending<'a> {
+    core: &'a Core,
+    session_id: &'a str,
+    command_id: &'a str,
+    in_doubt: bool,
+    over: bool,
+}
+
+impl Drop for Sending<'_> {
+    fn drop(&mut self) {
+        if !self.over && !self.in_doubt {
+            self.core.unsent(self.session_id, self.command_id);
+        }
+    }
 }
 
 /// A prompt this client is settling, offered again when dropped armed
@@ -1110,7 +1140,9 @@ impl Session {
 
     /// Sends a command of this session, sent again with the same `commandId` on a timeout or
     /// a retryable error; a command sent before whose acknowledgement differs now is
-    /// [`Error::ReplayDiffers`].
+    /// [`Error::ReplayDiffers`]. Dropped before it returns (a `timeout`, a `select!`), the
+    /// command stays in [`Session::pending`] while an attempt may have been applied (one
+    /// awaited its answer, or timed out), and not when every attempt was refused for now.
     pub async fn send<M: Request>(&self, command: &Command<M>) -> Result<M::Result, Error>
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
@@ -1120,7 +1152,16 @@ impl Session {
             return Err(RpcError::Closed(reason).into());
         }
         self.core().sent(&self.0.id, command)?;
-        let result = match self.0.link.attempts(command).await {
+        let mut sending = Sending {
+            core: self.core(),
+            session_id: &self.0.id,
+            command_id: command.command_id(),
+            in_doubt: true,
+            over: false,
+        };
+        let attempted = self.0.link.attempts(command, &mut sending.in_doubt).await;
+        sending.over = true;
+        let result = match attempted {
             Ok(result) => result,
             Err(failed) => {
                 self.core()

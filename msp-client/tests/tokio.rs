@@ -934,6 +934,95 @@ async fn a_retryable_refusal_is_sent_again_with_the_same_command_id() {
     assert_ne!(ids[2], ids[0], "another command");
 }
 
+/// A command given up (its future dropped) while it waits to send again after a refusal
+/// for now was not applied: it is not pending. One given up while its attempt awaits the
+/// host's answer may have been: it stays pending, to send again.
+#[tokio::test]
+async fn a_command_given_up_is_pending_only_while_an_attempt_may_have_been_applied() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (client_side, host_side) = tokio::io::duplex(1 << 16);
+    let (client_reader, client_writer) = tokio::io::split(client_side);
+    let (host_reader, mut host_writer) = tokio::io::split(host_side);
+    // Refuses every session/rename as overloaded and never answers goal/set; after either,
+    // a notification of the session, which the test waits for.
+    let host = tokio::spawn(async move {
+        let mut lines = BufReader::new(host_reader).lines();
+        let mut cursor = 0;
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let frame: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let reply = match frame["method"].as_str() {
+                Some("initialize") => serde_json::json!({"result": support::initialize_result()}),
+                Some("session/rename") => {
+                    serde_json::json!({"error": {"code": -32001, "message": "overloaded"}})
+                }
+                Some("goal/set") => serde_json::Value::Null,
+                _ => continue,
+            };
+            let mut out = String::new();
+            if !reply.is_null() {
+                let mut response = reply;
+                response["jsonrpc"] = "2.0".into();
+                response["id"] = frame["id"].clone();
+                out.push_str(&format!("{response}\n"));
+            }
+            if frame["method"] != "initialize" {
+                cursor += 1;
+                let named = serde_json::json!({"jsonrpc": "2.0", "method": "session/nameChanged",
+                    "params": {"sessionId": "s", "name": format!("n{cursor}"), "viewCursor": format!("v:s:{cursor}"),
+                        "sourceRange": {"stream": {"kind": "run", "id": "t1"}, "first": {"id": "r1", "sequence": 1}, "last": {"id": "r1", "sequence": 1}}}});
+                out.push_str(&format!("{named}\n"));
+            }
+            host_writer.write_all(out.as_bytes()).await.unwrap();
+        }
+    });
+    // A wait before sending again long enough never to end within the test.
+    let retry = msp_client::Retry {
+        attempts: 3,
+        backoff: Duration::from_secs(3600),
+    };
+    let client = Client::over(
+        client_reader,
+        client_writer,
+        support::options().retry(retry),
+    )
+    .await
+    .expect("handshake");
+    let session = client.open_session("s");
+    // The refusal is read before the notification after it, and the send, polled first,
+    // takes it before the wait sees the notification: it is given up while it waits.
+    let named = |name: &'static str| {
+        let session = session.clone();
+        async move {
+            session
+                .wait_for(WAIT, |fold| {
+                    (fold.state().name().map(|n| n.name.as_str()) == Some(name)).then_some(())
+                })
+                .await
+        }
+    };
+    tokio::select! {
+        biased;
+        sent = session.rename("x") => panic!("the wait outlasts the test: {sent:?}"),
+        seen = named("n1") => seen.expect("the notification after the refusal"),
+    }
+    assert_eq!(
+        session.pending(),
+        [],
+        "refused for now, then given up: not applied"
+    );
+    tokio::select! {
+        biased;
+        sent = session.goal_set("ship") => panic!("never answered: {sent:?}"),
+        seen = named("n2") => seen.expect("the notification after the request"),
+    }
+    let pending = session.pending();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0].method(), "goal/set");
+    drop(session);
+    client.close().await;
+    host.await.unwrap();
+}
+
 /// As on the blocking driver: while one session's `view/page` goes unanswered (its refill a
 /// task of its own), another session's frames still reach it, and the refill ends once its
 /// page is answered.
