@@ -460,6 +460,63 @@ fn a_timed_out_command_is_sent_again_with_the_same_command_id() {
     assert!(ack.is_ok(), "{ack:?}");
 }
 
+/// A resume whose history is of a mode this client does not know is paged from the view's
+/// oldest event up to its head before `resume_session` returns: the session shows what
+/// the pages served and is current.
+#[test]
+fn a_resume_whose_history_is_of_an_unknown_mode_is_paged_before_it_returns() {
+    use std::io::{BufRead, BufReader, Write};
+    let (client_reader, mut host_writer) = msp_rpc::pipe::pipe();
+    let (host_reader, client_writer) = msp_rpc::pipe::pipe();
+    let range = serde_json::json!({"stream": {"kind": "run", "id": "t1"},
+        "first": {"id": "r1", "sequence": 1}, "last": {"id": "r1", "sequence": 1}});
+    let item = move |n: u32| {
+        serde_json::json!({"method": "item/completed", "params": {"sessionId": "s",
+            "viewCursor": format!("v:s:{n}"), "sourceRange": range,
+            "item": {"itemId": format!("i{n}"), "kind": "agentMessage", "revision": 1,
+                "status": "completed", "turnId": "t"}}})
+    };
+    let host = std::thread::spawn(move || {
+        let mut pages = Vec::new();
+        for line in BufReader::new(host_reader).lines() {
+            let frame: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            let result = match frame["method"].as_str() {
+                Some("initialize") => {
+                    serde_json::json!({"schema": {"version": 1, "fingerprint": "sha256:x"}, "serverInfo": {"name": "double", "version": "0"}, "userAgent": "double", "museHome": "/h", "platformFamily": "unix", "platformOs": "linux"})
+                }
+                Some("session/resume") => serde_json::json!({
+                    "session": {"sessionId": "s", "path": "/s", "workspaceRoot": "/w",
+                        "status": "idle", "createdAt": "t", "updatedAt": "t", "turnCount": 0,
+                        "modelId": null, "providerId": null, "forkedFrom": null,
+                        "activeTurnId": null},
+                    "history": {"mode": "streamed", "items": null, "snapshot": null},
+                    "pendingRequests": [], "viewCursor": "v:s:2"}),
+                Some("view/page") => {
+                    pages.push(frame["params"].clone());
+                    serde_json::json!({"events": [item(1), item(2)], "nextCursor": null})
+                }
+                _ => continue,
+            };
+            let response =
+                serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": result});
+            writeln!(host_writer, "{response}").unwrap();
+        }
+        pages
+    });
+    let client = Client::over(client_reader, client_writer, support::options()).expect("handshake");
+    let (session, _) = client.resume_session("s").expect("resumed");
+    session.read(|fold| {
+        let ids: Vec<_> = fold.items().iter().map(|i| i.id().to_owned()).collect();
+        assert_eq!(ids, ["i1", "i2"]);
+        assert!(fold.is_current(), "{:?}", fold.gap());
+    });
+    drop(session);
+    drop(client);
+    let pages = host.join().unwrap();
+    assert_eq!(pages.len(), 1, "{pages:?}");
+    assert_eq!(pages[0].get("cursor"), None, "from the oldest event");
+}
+
 /// An attempt that timed out may have been applied: when every later attempt is refused for
 /// now (`overloaded`), the command's outcome is still unknown, and it stays pending.
 #[test]

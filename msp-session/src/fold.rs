@@ -158,7 +158,8 @@ pub enum Outcome {
     },
     /// A `session/start` or `session/resume` result seeded the fold.
     Seeded(Seeded),
-    /// A resume's history could not seed the fold: page it instead.
+    /// A resume's history could not seed the fold: of an unknown mode, or a snapshot not
+    /// read, its events are paged instead (the fold holds a hole up to the view's head).
     SeedRefused {
         /// Why.
         reason: String,
@@ -225,7 +226,7 @@ pub struct Seeded {
 /// The hole the host reported, if any, and how the last refill went.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GapState {
-    pending: Option<(String, String)>,
+    pending: Option<(Option<String>, String)>,
     /// The session the `view/gap` named.
     session_id: Option<String>,
     /// Every `next` named while the hole is open.
@@ -242,9 +243,12 @@ pub struct GapState {
 
 impl GapState {
     /// The hole: events after `after` up to `next` were not delivered (merged gaps keep the
-    /// first `after` and the latest `next`).
-    pub fn pending(&self) -> Option<(&str, &str)> {
-        self.pending.as_ref().map(|(a, n)| (a.as_str(), n.as_str()))
+    /// first `after` and the latest `next`). `after` is `None` for the hole a resume left
+    /// when the host did not serve its history: every event up to the view's head.
+    pub fn pending(&self) -> Option<(Option<&str>, &str)> {
+        self.pending
+            .as_ref()
+            .map(|(a, n)| (a.as_deref(), n.as_str()))
     }
 
     /// Whether no hole is open: the fold holds every event the host delivered.
@@ -675,7 +679,7 @@ impl Fold {
             Some((first, _)) => first.clone(),
             None => {
                 self.gap.after_arrival = self.cursors.arrival(&after);
-                after.clone()
+                Some(after.clone())
             }
         };
         self.gap.pending = Some((first_after, next.clone()));
@@ -699,8 +703,12 @@ impl Fold {
     /// history's items (inline, or a snapshot's, with its state, active and queued turns and
     /// pending asks), and the pending requests the result names, so that a question waiting
     /// at resume shows pending at once. A history of mode `none`, an unknown mode or a
-    /// snapshot format this fold does not read seeds nothing but the pending requests: page
-    /// the view instead ([`Outcome::SeedRefused`] says why).
+    /// snapshot format this fold does not read seeds nothing but the pending requests
+    /// ([`Outcome::SeedRefused`] says why). An unknown mode, or a snapshot not read, leaves
+    /// a hole of every event up to the view's head, to page from the view's oldest event
+    /// ([`Fold::begin_refill`]), as the schema says; mode `none` says why the host served
+    /// nothing (asked for none, resumed from a cursor, too large to serve or read), and
+    /// leaves none.
     pub fn seed_resumed(&mut self, result: &SessionResumeResult) -> Outcome {
         if !self.rules.seed_from_results {
             return Outcome::Ignored {
@@ -709,7 +717,6 @@ impl Fold {
         }
         self.bind(&result.session.session_id);
         self.arrivals += 1;
-        self.cursors.first(&result.view_cursor, self.arrivals);
         let mut seeded = Seeded::default();
         let history = &result.history;
         let refused = match (&history.mode, &history.snapshot) {
@@ -775,9 +782,23 @@ impl Fold {
                 seeded.pending += 1;
             }
         }
+        // Mode `none` says why nothing was served (asked for none, resumed from a cursor, too
+        // large to serve or to read): paging would ask for what the host just declined.
+        let none = history.mode == HistoryMode::None;
         match refused {
-            Some(reason) => Outcome::SeedRefused { reason },
-            None => Outcome::Seeded(seeded),
+            Some(reason) if !none => {
+                // The pages serve the head's event too: it is not seen yet.
+                self.gap.pending = Some((None, result.view_cursor.clone()));
+                self.gap.after_arrival = Some(self.arrivals);
+                Outcome::SeedRefused { reason }
+            }
+            refused => {
+                self.cursors.first(&result.view_cursor, self.arrivals);
+                match refused {
+                    Some(reason) => Outcome::SeedRefused { reason },
+                    None => Outcome::Seeded(seeded),
+                }
+            }
         }
     }
 
@@ -820,7 +841,11 @@ impl Fold {
         let end = refill.into_end();
         let mut outcomes = Vec::new();
         // Session state arriving live after the hole's start is newer than any page's.
-        self.paging_after = self.cursors.arrival(&end.after).or(self.gap.after_arrival);
+        let after = end
+            .after
+            .as_deref()
+            .and_then(|after| self.cursors.arrival(after));
+        self.paging_after = after.or(self.gap.after_arrival);
         self.paging = true;
         for event in end.events {
             // Deltas of an item folded live since would append their text out of order.

@@ -10,7 +10,8 @@
 //! fold.finish_refill(refill);                   // pages, then held inputs; current again
 //! ```
 //!
-//! The walk asks from the hole's first `after` and stops at the page that serves its target
+//! The walk asks from the hole's first `after` (from the view's oldest event for a hole a
+//! resume left, its history not served) and stops at the page that serves its target
 //! (`next`, compared for equality, never ordered), or at the end of the view (`nextCursor:
 //! null`: the target may be an ephemeral event no page serves). It refuses any cursor it
 //! has asked for or a page has served before (a cycle of any length), a page that serves
@@ -39,7 +40,7 @@ pub const PAGE_LIMIT: i64 = 200;
 pub enum RefillFailure {
     /// A page served nothing yet named a next cursor, or named the cursor just asked for.
     Stalled {
-        /// The cursor asked for.
+        /// The cursor asked for (the one named, for the view's first page).
         cursor: String,
     },
     /// A page named a cursor asked for, or served, before.
@@ -108,10 +109,11 @@ enum Walk {
 #[derive(Clone, Debug)]
 pub struct Refill {
     session_id: String,
-    /// The hole's first `after`.
-    after: String,
+    /// The hole's first `after` (`None`: from the view's oldest event).
+    after: Option<String>,
     target: String,
-    cursor: String,
+    /// Where the next page starts after (`None`: the view's oldest event).
+    cursor: Option<String>,
     /// Every cursor asked for.
     asked: BTreeSet<String>,
     /// Every cursor a page served.
@@ -130,7 +132,7 @@ pub struct Refill {
 
 /// What a finished refill hands the fold.
 pub(crate) struct RefillEnd {
-    pub(crate) after: String,
+    pub(crate) after: Option<String>,
     pub(crate) target: String,
     pub(crate) events: Vec<ProtocolNotification>,
     pub(crate) held: Vec<Input>,
@@ -142,7 +144,7 @@ pub(crate) struct RefillEnd {
 impl Refill {
     pub(crate) fn new(
         session_id: String,
-        after: String,
+        after: Option<String>,
         target: String,
         rules: &FoldRules,
     ) -> Self {
@@ -176,13 +178,15 @@ impl Refill {
             return None;
         }
         self.pages += 1;
-        self.asked.insert(self.cursor.clone());
+        if let Some(cursor) = &self.cursor {
+            self.asked.insert(cursor.clone());
+        }
         self.walk = Walk::Waiting;
         let mut params = ViewPageParams::builder()
             .limit(PAGE_LIMIT)
             .session_id(self.session_id.clone())
             .build();
-        params.cursor = Some(self.cursor.clone());
+        params.cursor = self.cursor.clone();
         if self.direction {
             params.direction = Some(ViewPageDirection::Forward);
         }
@@ -247,8 +251,9 @@ impl Refill {
             self.walk = Walk::Done;
             return;
         }
-        if count == 0 || next == sent {
-            return self.fail(RefillFailure::Stalled { cursor: sent });
+        if count == 0 || sent.as_ref() == Some(&next) {
+            let cursor = sent.unwrap_or(next);
+            return self.fail(RefillFailure::Stalled { cursor });
         }
         if reached {
             self.walk = Walk::Done;
@@ -257,7 +262,7 @@ impl Refill {
         if cycle {
             return self.fail(RefillFailure::Cycle { cursor: next });
         }
-        self.cursor = next;
+        self.cursor = Some(next);
         self.walk = Walk::Ask;
     }
 

@@ -7,8 +7,11 @@ use msp_session::{
     ApprovalChange, DeltaChange, Fold, FoldRules, Input, ItemChange, Outcome, PromptChange,
     RefillFailure, StateChange, TurnChange, TurnState,
 };
-use msp_types::{ItemKind, ProtocolNotification, ServerRequest, TurnTerminal, UserInputOutcome};
-use serde_json::json;
+use msp_types::{
+    ItemKind, ProtocolNotification, ServerRequest, SessionResumeResult, TurnTerminal,
+    UserInputOutcome,
+};
+use serde_json::{json, Value};
 use support::*;
 
 #[test]
@@ -752,7 +755,7 @@ fn gaps_merge_and_a_repeated_next_is_refused_while_the_hole_is_open() {
     fold.apply(gap(6, 9));
     assert_eq!(
         fold.gap().pending(),
-        Some((cursor(1).as_str(), cursor(9).as_str()))
+        Some((Some(cursor(1).as_str()), cursor(9).as_str()))
     );
     assert!(matches!(fold.apply(gap(6, 9)), Outcome::GapRepeated { .. }));
 }
@@ -957,4 +960,69 @@ fn a_refill_keeps_an_approvals_update_and_a_turns_hint_that_arrived_live_since_t
     let attempt = |id: &str| fold.turn(id).unwrap().retry_scheduled().unwrap().attempt;
     assert_eq!(attempt("t1"), 3, "the live hint stands");
     assert_eq!(attempt("t2"), 2, "the hole's own");
+}
+
+/// A resume whose history is of a mode this fold does not know, or a snapshot it does not
+/// read, seeds nothing and leaves a hole of every event up to the view's head: the refill
+/// pages from the view's oldest event (no cursor) to the head, which it does not refuse as
+/// seen, and the fold is current again. Mode `none` says why the host served nothing, and
+/// leaves no hole.
+#[test]
+fn a_resume_whose_history_is_not_served_in_a_known_form_is_paged_from_the_oldest_event() {
+    let resumed = |history: Value| -> SessionResumeResult {
+        serde_json::from_value(json!({
+            "session": {
+                "sessionId": SESSION, "path": "/s", "workspaceRoot": "/w", "status": "idle",
+                "createdAt": "t", "updatedAt": "t", "turnCount": 0, "modelId": null,
+                "providerId": null, "forkedFrom": null, "activeTurnId": null
+            },
+            "history": history,
+            "pendingRequests": [],
+            "viewCursor": cursor(2),
+        }))
+        .expect("a resume result")
+    };
+    let state = msp_types::reflect::sample("SnapshotState", 0).expect("a sampled state");
+    let future_snapshot = json!({"mode": "snapshot", "items": null, "snapshot": {
+        "schemaVersion": 99, "viewCursor": cursor(2), "state": state}});
+    let unknown_mode = json!({"mode": "streamed", "items": null, "snapshot": null});
+    for history in [unknown_mode, future_snapshot] {
+        let mut fold = fold();
+        let outcome = fold.seed_resumed(&resumed(history.clone()));
+        assert!(
+            matches!(outcome, Outcome::SeedRefused { .. }),
+            "{outcome:?}"
+        );
+        assert_eq!(fold.gap().pending(), Some((None, cursor(2).as_str())));
+        let mut refill = fold.begin_refill().expect("a hole to page");
+        let request = refill.next_request().expect("a page to ask");
+        assert_eq!(request.cursor, None, "from the view's oldest event");
+        refill.page(page(
+            &[started("i1", 1, 1), completed("i1", 1, "one", 2)],
+            Some(cursor(2)),
+        ));
+        // Live after the head, while the walk was on.
+        refill.hold(completed("i3", 1, "three", 3));
+        assert!(refill.is_over(), "{:?}", refill.failure());
+        let outcomes = fold.finish_refill(refill);
+        assert!(
+            !outcomes
+                .iter()
+                .any(|o| matches!(o, Outcome::DuplicateCursor { .. })),
+            "{outcomes:?}"
+        );
+        assert!(fold.is_current(), "{history}");
+        let ids: Vec<_> = fold.items().iter().map(|i| i.id()).collect();
+        assert_eq!(ids, ["i1", "i3"], "{history}");
+    }
+    let mut fold = fold();
+    let none =
+        json!({"mode": "none", "items": null, "snapshot": null, "noneReason": "historyBudget"});
+    let outcome = fold.seed_resumed(&resumed(none));
+    assert!(
+        matches!(outcome, Outcome::SeedRefused { .. }),
+        "{outcome:?}"
+    );
+    assert!(fold.is_current(), "nothing to page");
+    assert!(fold.begin_refill().is_none());
 }
