@@ -401,8 +401,9 @@ impl Items {
     }
 
     /// Seeds an item from a resume's history: it replaces whatever is held, its text built
-    /// by deltas cleared.
+    /// by deltas cleared, and the deltas held for it while it was absent dropped.
     pub(crate) fn seed(&mut self, item: Item) {
+        self.take_held(&item.item_id);
         let place = self.place(&item.item_id);
         let entry = ItemEntry {
             item: Kept::owned(Box::new(item)),

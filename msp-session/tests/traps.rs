@@ -1026,3 +1026,33 @@ fn a_resume_whose_history_is_not_served_in_a_known_form_is_paged_from_the_oldest
     assert!(fold.is_current(), "nothing to page");
     assert!(fold.begin_refill().is_none());
 }
+
+/// Deltas held for an item never seen are dropped when a resume seeds that item: its text
+/// is the seeded revision's, and they would be appended to a later one.
+#[test]
+fn a_seeded_item_drops_the_deltas_held_for_it() {
+    let mut fold = fold();
+    assert_eq!(
+        fold.apply(delta("i1", "early", "1.1")),
+        Outcome::Delta {
+            item_id: "i1".into(),
+            field: "text".into(),
+            change: DeltaChange::Held
+        }
+    );
+    let seeded = item("i1", 2, "inProgress", "");
+    let resumed: SessionResumeResult = serde_json::from_value(json!({
+        "session": {
+            "sessionId": SESSION, "path": "/s", "workspaceRoot": "/w", "status": "idle",
+            "createdAt": "t", "updatedAt": "t", "turnCount": 0, "modelId": null,
+            "providerId": null, "forkedFrom": null, "activeTurnId": null
+        },
+        "history": {"mode": "inline", "items": [seeded], "snapshot": null},
+        "pendingRequests": [],
+        "viewCursor": cursor(2),
+    }))
+    .expect("a resume result");
+    assert!(matches!(fold.seed_resumed(&resumed), Outcome::Seeded(_)));
+    assert_eq!(fold.held_deltas().count(), 0);
+    assert_eq!(fold.item("i1").unwrap().text("text"), None);
+}
