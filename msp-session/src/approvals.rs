@@ -15,8 +15,9 @@ pub struct PendingApproval {
     pub(crate) request: Option<Box<ApprovalRequestParams>>,
     /// The latest stage the host moved to after the request.
     pub(crate) latest_update: Option<Box<ApprovalUpdatedParams>>,
-    /// When the latest update counts as arrived (see [`Arrival`]).
-    pub(crate) updated_at: u64,
+    /// When the stage shown (the latest update's, else the request's) counts as arrived
+    /// (see [`Arrival`]).
+    pub(crate) stage_at: u64,
     /// Whether the request came as the server request (then a receipt was owed).
     pub(crate) asked: bool,
 }
@@ -123,6 +124,7 @@ impl Approvals {
         &mut self,
         request: ApprovalRequestParams,
         asked: bool,
+        arrival: Arrival,
     ) -> ApprovalChange {
         if self.is_resolved(&request.approval_id) {
             return ApprovalChange::Stale;
@@ -144,6 +146,7 @@ impl Approvals {
                 entry.request = Some(Box::new(request));
                 if !later {
                     entry.latest_update = None;
+                    entry.stage_at = arrival.at;
                 }
                 entry.asked |= asked;
                 ApprovalChange::Pending { stage }
@@ -153,7 +156,7 @@ impl Approvals {
                     approval_id: id,
                     request: Some(Box::new(request)),
                     latest_update: None,
-                    updated_at: 0,
+                    stage_at: arrival.at,
                     asked,
                 });
                 ApprovalChange::Pending { stage: true }
@@ -168,7 +171,7 @@ impl Approvals {
                 approval_id: id.to_owned(),
                 request: None,
                 latest_update: None,
-                updated_at: 0,
+                stage_at: 0,
                 asked: false,
             });
         }
@@ -177,8 +180,8 @@ impl Approvals {
     /// An update, arrived as `arrival` says: the stage it shows, unless one known already is
     /// of a later requirement of the same approval (a requirement's index only grows: an
     /// update of an earlier one, such as a refill's page serves after the live one, is
-    /// older), or it is a refill's page's and the update shown arrived live since the hole
-    /// began (a later word on the same requirement: its choices, its subject).
+    /// older), or it is a refill's page's of the requirement shown, which arrived live since
+    /// the hole began (the later word on that requirement: its choices, its subject).
     pub(crate) fn updated(
         &mut self,
         update: ApprovalUpdatedParams,
@@ -187,9 +190,6 @@ impl Approvals {
         let Some(entry) = self.pending_mut(&update.approval_id) else {
             return ApprovalChange::Stale;
         };
-        if entry.latest_update.is_some() && arrival.yields_to(entry.updated_at) {
-            return ApprovalChange::Stale;
-        }
         let showing = &update.current_requirement_id;
         let shown = entry.stage().map(|stage| stage.requirement);
         if shown.is_some_and(|shown| {
@@ -197,10 +197,13 @@ impl Approvals {
         }) {
             return ApprovalChange::Stale;
         }
+        if shown == Some(showing) && arrival.yields_to(entry.stage_at) {
+            return ApprovalChange::Stale;
+        }
         // A new stage when the one shown (by an update, else by the request) is another.
         let stage = shown != Some(showing);
         entry.latest_update = Some(Box::new(update));
-        entry.updated_at = arrival.at;
+        entry.stage_at = arrival.at;
         ApprovalChange::Pending { stage }
     }
 

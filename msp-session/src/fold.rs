@@ -558,7 +558,7 @@ impl Fold {
             }
             N::ApprovalRequested(p) => {
                 let approval_id = p.approval_id.clone();
-                let change = self.approvals.requested(*p, false);
+                let change = self.approvals.requested(*p, false, self.arrival());
                 Outcome::Approval {
                     approval_id,
                     change,
@@ -611,7 +611,7 @@ impl Fold {
         match request {
             ServerRequest::ApprovalRequest(p) => {
                 let approval_id = p.approval_id.clone();
-                let change = self.approvals.requested(*p, true);
+                let change = self.approvals.requested(*p, true, self.arrival());
                 Outcome::Approval {
                     approval_id,
                     change,
@@ -1058,7 +1058,10 @@ pub(crate) fn session_of(notification: &ProtocolNotification) -> Option<&str> {
     })
 }
 
-/// The view cursor of a view event.
+/// The view cursor of a view event: its own position in the view. Not of
+/// `session/statusChanged` (the cursor of the record that caused it), `session/closed` (the
+/// view's head at unload) or `session/leaveCompleted` (no view event): theirs name other
+/// records, which would be refused as seen when they come.
 pub(crate) fn cursor_of(notification: &ProtocolNotification) -> Option<&str> {
     use ProtocolNotification as N;
     Some(match notification {
@@ -1089,9 +1092,6 @@ pub(crate) fn cursor_of(notification: &ProtocolNotification) -> Option<&str> {
         N::SessionTodoListChanged(p) => &p.view_cursor,
         N::SessionTokenUsage(p) => &p.view_cursor,
         N::SessionModelRouteUnserved(p) => &p.view_cursor,
-        N::SessionStatusChanged(p) => p.view_cursor.as_deref()?,
-        N::SessionClosed(p) => p.view_cursor.as_deref()?,
-        N::SessionLeaveCompleted(p) => p.view_cursor.as_deref()?,
         N::MonitorInboxItemAdmitted(p) => &p.view_cursor,
         N::MonitorInboxItemDrained(p) => &p.view_cursor,
         N::MonitorInboxItemVoided(p) => &p.view_cursor,

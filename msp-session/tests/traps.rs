@@ -906,18 +906,19 @@ fn a_refill_after_inputs_folded_live_applies_no_delta_and_no_older_state() {
 /// and a turn the hole alone holds, the page's latest stands.
 #[test]
 fn a_refill_keeps_an_approvals_update_and_a_turns_hint_that_arrived_live_since_the_hole() {
-    // Approval `id`'s stage 1 with choices named `prefix`.
-    let changed = |id: &str, prefix: &str, at: u32| {
+    // Approval `id`'s stage `stage` with choices named `prefix`.
+    let changed_at = |id: &str, stage: i64, prefix: &str, at: u32| {
         event(
             "approval/updated",
             json!({
                 "approvalId": id, "change": {"kind": "choicesChanged"},
-                "currentRequirementId": requirement(id, 1), "availableChoices": choices(prefix),
+                "currentRequirementId": requirement(id, stage), "availableChoices": choices(prefix),
                 "subject": {"kind": "fileAccess", "toolName": "shell", "path": "/x", "access": "write"},
                 "viewCursor": cursor(at)
             }),
         )
     };
+    let changed = |id: &str, prefix: &str, at: u32| changed_at(id, 1, prefix, at);
     let retry = |turn: &str, attempt: i64, at: u32| {
         event(
             "turn/retryScheduled",
@@ -930,19 +931,23 @@ fn a_refill_keeps_an_approvals_update_and_a_turns_hint_that_arrived_live_since_t
     fold.apply(turn_started("t2", 2));
     fold.apply(approval_requested("a1", 3));
     fold.apply(approval_requested("a2", 4));
-    assert!(matches!(fold.apply(gap(4, 9)), Outcome::Gap { .. }));
+    fold.apply(approval_requested("a3", 5));
+    assert!(matches!(fold.apply(gap(5, 11)), Outcome::Gap { .. }));
     // Live while the hole is open: the later word on a1's stage and t1's retry.
-    fold.apply(changed("a1", "live", 10));
-    fold.apply(retry("t1", 3, 11));
+    fold.apply(changed("a1", "live", 12));
+    fold.apply(retry("t1", 3, 13));
+    // The host asks a3 again (as after a resume): its request shows the stage as it is now.
+    fold.apply(approval_request("a3", 14));
     let pages = [(
-        4,
+        5,
         page(
             &[
-                changed("a1", "page-5", 5),
-                changed("a2", "page-6", 6),
-                retry("t1", 1, 7),
-                retry("t2", 2, 8),
-                changed("a1", "page-9", 9),
+                changed("a1", "page-6", 6),
+                changed_at("a3", 0, "page-a3", 7),
+                changed("a2", "page-8", 8),
+                retry("t1", 1, 9),
+                retry("t2", 2, 10),
+                changed("a1", "page-11", 11),
             ],
             None,
         ),
@@ -956,7 +961,12 @@ fn a_refill_keeps_an_approvals_update_and_a_turns_hint_that_arrived_live_since_t
             .clone()
     };
     assert_eq!(first_choice("a1"), "live-allow", "the live update stands");
-    assert_eq!(first_choice("a2"), "page-6-allow", "the hole's own");
+    assert_eq!(first_choice("a2"), "page-8-allow", "the hole's own");
+    assert_eq!(
+        first_choice("a3"),
+        "s0-allow",
+        "the request asked again stands"
+    );
     let attempt = |id: &str| fold.turn(id).unwrap().retry_scheduled().unwrap().attempt;
     assert_eq!(attempt("t1"), 3, "the live hint stands");
     assert_eq!(attempt("t2"), 2, "the hole's own");
@@ -1055,4 +1065,29 @@ fn a_seeded_item_drops_the_deltas_held_for_it() {
     assert!(matches!(fold.seed_resumed(&resumed), Outcome::Seeded(_)));
     assert_eq!(fold.held_deltas().count(), 0);
     assert_eq!(fold.item("i1").unwrap().text("text"), None);
+}
+
+/// `session/statusChanged` names the cursor of the record that caused the change, sent
+/// whatever the connection's view: when that record was lost in a hole, the page that
+/// serves it applies it (the status's cursor is not the status's own, so never seen).
+#[test]
+fn a_status_change_does_not_take_the_cursor_of_the_record_that_caused_it() {
+    let mut fold = fold();
+    fold.apply(turn_started("t1", 1));
+    let status = event(
+        "session/statusChanged",
+        json!({"status": "idle", "viewCursor": cursor(2)}),
+    );
+    fold.apply(status);
+    assert!(matches!(fold.apply(gap(1, 3)), Outcome::Gap { .. }));
+    let pages = [(
+        1,
+        page(
+            &[turn_completed("t1", "completed", 2), started("i3", 1, 3)],
+            None,
+        ),
+    )];
+    walk(&mut fold, &pages);
+    assert!(fold.is_current());
+    assert_eq!(fold.turn("t1").unwrap().state(), TurnState::Ended);
 }
