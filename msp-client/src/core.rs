@@ -971,11 +971,13 @@ impl Core {
         Ok(())
     }
 
-    /// Notes that command `command_id` was not applied: its sending was given up while no
-    /// attempt of it could have been.
+    /// Notes that a send of command `command_id` was given up before its attempts were
+    /// over, while one of them may have been applied (`in_doubt`) or not.
     #[cfg(feature = "tokio")]
-    pub(crate) fn unsent(&self, session_id: &str, command_id: &str) {
-        self.slot(session_id, |slot| slot.ledger.forget(command_id));
+    pub(crate) fn given_up(&self, session_id: &str, command_id: &str, in_doubt: bool) {
+        self.slot(session_id, |slot| {
+            slot.ledger.given_up(command_id, in_doubt)
+        });
     }
 
     /// Notes that command `command_id` failed, as `failure` says.

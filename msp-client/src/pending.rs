@@ -2,6 +2,8 @@
 //! connection after the host went away: same `commandId`, same params, so that a host that
 //! still knows the command answers with its first decision instead of applying it twice.
 
+use std::collections::HashSet;
+
 use msp_rpc::{Command, RpcError};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
@@ -164,6 +166,9 @@ impl From<Error> for Unacknowledged {
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
     entries: Vec<PendingCommand>,
+    /// The commands of `entries` an attempt of which may have been applied (it timed out,
+    /// or was given up awaiting its answer), whatever a later attempt or send was told.
+    in_doubt: HashSet<String>,
 }
 
 impl Ledger {
@@ -177,6 +182,9 @@ impl Ledger {
         seen: impl Fn(&PendingCommand) -> bool,
     ) {
         self.entries.retain(|e| !seen(e));
+        let entries = &self.entries;
+        self.in_doubt
+            .retain(|id| entries.iter().any(|e| e.command_id == *id));
         if self
             .entries
             .iter()
@@ -215,18 +223,22 @@ impl Ledger {
     /// again, here or over another connection) while its outcome is unknown: a timeout, a
     /// closed connection, an acknowledgement naming another command; a draining host's
     /// refusal (`daemonDraining`: another host takes it); and a refusal for now
-    /// (`overloaded`, any retryable error) of an attempt after one that timed out, which
-    /// may have been applied. Any other answer of the host is its outcome (a refusal for
-    /// now of every attempt says none was applied: sent again later it could undo what the
-    /// program did since), and a command that could not be encoded was never sent.
+    /// (`overloaded`, any retryable error) once an attempt of it, in this send or an
+    /// earlier one, may have been applied. Any other answer of the host is its outcome (a
+    /// refusal for now of every attempt says none was applied: sent again later it could
+    /// undo what the program did since), and a command that could not be encoded was never
+    /// sent.
     pub(crate) fn failed(&mut self, command_id: &str, failure: &Unacknowledged) {
+        if failure.timed_out {
+            self.in_doubt.insert(command_id.to_owned());
+        }
+        let in_doubt = self.in_doubt.contains(command_id);
         let unknown = match &failure.error {
             Error::Rpc(RpcError::TimedOut { .. } | RpcError::Closed(_))
             | Error::Closed(_)
             | Error::AckMismatch { .. } => true,
             Error::Rpc(RpcError::Remote(remote)) => {
-                crate::options::draining(remote)
-                    || (failure.timed_out && remote.retryable() == Some(true))
+                crate::options::draining(remote) || (in_doubt && remote.retryable() == Some(true))
             }
             _ => false,
         };
@@ -240,9 +252,23 @@ impl Ledger {
         self.entries.iter().filter(|e| !seen(e)).cloned().collect()
     }
 
+    /// A send of command `command_id` was given up before its attempts were over: while
+    /// one may have been applied (`in_doubt`: it awaited its answer) the command stays
+    /// pending, and so it does after; else it is forgotten, unless an earlier attempt may
+    /// have been applied.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn given_up(&mut self, command_id: &str, in_doubt: bool) {
+        if in_doubt {
+            self.in_doubt.insert(command_id.to_owned());
+        } else if !self.in_doubt.contains(command_id) {
+            self.forget(command_id);
+        }
+    }
+
     /// Forgets command `command_id`: its outcome is seen, or it was never applied.
-    pub(crate) fn forget(&mut self, command_id: &str) {
+    fn forget(&mut self, command_id: &str) {
         self.entries.retain(|e| e.command_id != command_id);
+        self.in_doubt.remove(command_id);
     }
 }
 
@@ -469,6 +495,60 @@ mod tests {
             pending, unknown,
             "not the refused ones, for good or for now"
         );
+    }
+
+    /// An attempt that may have been applied keeps its command in doubt for the sends after
+    /// it: refused for now, or given up while it waits to send again, it stays pending;
+    /// a command never in doubt is forgotten.
+    #[test]
+    fn a_command_once_in_doubt_stays_pending_whatever_a_later_send_is_told() {
+        let never = |_: &PendingCommand| false;
+        let overloaded = || {
+            let error = msp_types::ErrorObject::builder()
+                .code(-32001)
+                .message("no")
+                .build();
+            let entry = error.registry_entry();
+            Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
+                method: "goal/set",
+                error,
+                entry,
+            }))
+        };
+        let timeout = || {
+            Error::Rpc(RpcError::TimedOut {
+                method: "goal/set",
+                id: msp_types::rpc::Id::Number(1),
+            })
+        };
+        let mut ledger = Ledger::default();
+        let [doubted, clear] = std::array::from_fn(|_| goal_set());
+        for command in [&doubted, &clear] {
+            ledger.sent("s", command, params(command), never);
+        }
+        ledger.failed(doubted.command_id(), &timeout().into());
+        // Sent again (noted once), and every attempt refused for now.
+        ledger.sent("s", &doubted, params(&doubted), never);
+        ledger.failed(doubted.command_id(), &overloaded().into());
+        ledger.failed(clear.command_id(), &overloaded().into());
+        let ids = |ledger: &Ledger| -> Vec<String> {
+            let pending = ledger.pending(never);
+            pending.iter().map(|p| p.command_id().to_owned()).collect()
+        };
+        assert_eq!(ids(&ledger), [doubted.command_id()]);
+        #[cfg(feature = "tokio")]
+        {
+            let given_up = goal_set();
+            ledger.sent("s", &given_up, params(&given_up), never);
+            ledger.given_up(doubted.command_id(), false);
+            ledger.given_up(given_up.command_id(), true);
+            ledger.given_up(given_up.command_id(), false);
+            assert_eq!(
+                ids(&ledger),
+                [doubted.command_id(), given_up.command_id()],
+                "in doubt before, or given up awaiting an answer"
+            );
+        }
     }
 
     #[test]

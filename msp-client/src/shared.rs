@@ -742,4 +742,78 @@ mod tests {
             "a resolved approval's stages are forgotten"
         );
     }
+
+    /// A decision refused as a choice the stage does not offer (`approvalChoiceInvalid`) is
+    /// no end of the handler: the stage is not offered again until the fold shows its
+    /// choices changed, whether the change is folded after the refusal or before it.
+    #[test]
+    fn a_stage_refused_a_choice_is_offered_again_once_its_choices_changed() {
+        let error = msp_types::ErrorObject::builder()
+            .code(-32052)
+            .message("not offered")
+            .data(
+                serde_json::from_value::<msp_types::ErrorData>(
+                    json!({"kind": "approvalChoiceInvalid"}),
+                )
+                .unwrap(),
+            )
+            .build();
+        let entry = error.registry_entry();
+        let refusal = || {
+            Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
+                method: "approval/decide",
+                error: error.clone(),
+                entry,
+            }))
+        };
+        // Stage 0 with choices named `prefix`.
+        let choices = |prefix: &str, at: u32| {
+            let mut params = stage(0);
+            params["viewCursor"] = format!("v:s:{at}").into();
+            params["availableChoices"][0]["choiceId"] = format!("{prefix}-allow").into();
+            params["change"] = json!({"kind": "choicesChanged"});
+            event("approval/updated", params)
+        };
+        let first_choice = |deciding: &mut Deciding, fold: &Fold| {
+            let next = deciding.next(fold, &Asked::default(), None)?;
+            let stage = next.as_ref()?.stage()?;
+            Some(stage.choices[0].choice_id.clone())
+        };
+        for change_first in [false, true] {
+            let mut fold = Fold::for_session("s", FoldRules::default());
+            fold.apply(event(
+                "approval/requested",
+                with(
+                    stage(0),
+                    json!({"turnId": "t1",
+                "taskId": "task", "itemId": "tool-1", "toolCallId": "c1", "toolName": "shell",
+                "rawArgs": "{}", "protectedWrite": false, "judgeEscalated": false}),
+                ),
+            ));
+            let mut deciding = Deciding::default();
+            let shown = fold.pending_approval("a1").expect("pending").clone();
+            assert_eq!(
+                first_choice(&mut deciding, &fold).as_deref(),
+                Some("s0-allow")
+            );
+            if change_first {
+                fold.apply(choices("new", 5));
+            }
+            let failed = deciding.failed(&shown, refusal());
+            assert!(matches!(failed, Ok(None)), "{failed:?}");
+            if !change_first {
+                assert_eq!(
+                    first_choice(&mut deciding, &fold),
+                    None,
+                    "not until it changed"
+                );
+                fold.apply(choices("new", 5));
+            }
+            assert_eq!(
+                first_choice(&mut deciding, &fold).as_deref(),
+                Some("new-allow"),
+                "changed first: {change_first}"
+            );
+        }
+    }
 }

@@ -485,8 +485,9 @@ async fn pump(connection: Connection, core: Arc<Core>) {
 
 /// A command of a session being sent ([`Session::send`]): dropped before its attempts are
 /// over (the caller's `timeout` or `select!`) while none of them may have been applied (it
-/// waits to send again after a refusal for now), it is no longer pending; dropped while one
-/// may have been, it stays pending, as after a timeout.
+/// waits to send again after a refusal for now), it is no longer pending, unless an earlier
+/// send's attempt may have been; dropped while one may have been, it stays pending, as
+/// after a timeout.
 struct Sending<'a> {
     core: &'a Core,
     session_id: &'a str,
@@ -497,8 +498,9 @@ struct Sending<'a> {
 
 impl Drop for Sending<'_> {
     fn drop(&mut self) {
-        if !self.over && !self.in_doubt {
-            self.core.unsent(self.session_id, self.command_id);
+        if !self.over {
+            self.core
+                .given_up(self.session_id, self.command_id, self.in_doubt);
         }
     }
 }

@@ -1058,6 +1058,9 @@ fn a_handlers_stage_whose_choices_changed_is_offered_again_with_them() {
     assert_eq!(exit.as_ref().and_then(|e| e.code), Some(0), "{exit:?}");
 }
 
+/// A decision refused as `approvalChoiceInvalid` with the host's change of the stage's
+/// choices after the refusal on the wire: the handler goes on, and is offered the stage
+/// again with them.
 #[test]
 fn a_stage_refused_before_its_change_arrives_is_offered_again_once_it_does() {
     let Some(dir) = support::refused_before_the_change() else {

@@ -360,9 +360,10 @@ pub fn change_choices_once_renamed(frames: &mut Vec<(bool, serde_json::Value)>) 
 }
 
 /// The approval round trip where the handler's `allow_session` is refused as
-/// `approvalChoiceInvalid` before the host's change of the stage's choices reaches the
-/// client (the update comes after the refusal), and its `allow_once` of the changed stage
-/// is accepted.
+/// `approvalChoiceInvalid` before the host's change of the stage's choices is on the wire
+/// (the update comes after the refusal; the client may still fold it before its handler
+/// reads the refusal, the order `Deciding`'s unit test pins down both ways), and its
+/// `allow_once` of the changed stage is accepted.
 pub fn refused_before_the_change() -> Option<tempfile::TempDir> {
     derived("approval-round-trip", |frames| {
         let request = approval_request_at(frames);
