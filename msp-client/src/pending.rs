@@ -358,6 +358,28 @@ mod tests {
         })
     }
 
+    /// The host's error of `code` to a `goal/set`.
+    fn remote(code: i64) -> Error {
+        let error = msp_types::ErrorObject::builder()
+            .code(code)
+            .message("no")
+            .build();
+        let entry = error.registry_entry();
+        Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
+            method: "goal/set",
+            error,
+            entry,
+        }))
+    }
+
+    /// A `goal/set` that timed out.
+    fn timeout() -> Error {
+        Error::Rpc(RpcError::TimedOut {
+            method: "goal/set",
+            id: msp_types::rpc::Id::Number(1),
+        })
+    }
+
     #[test]
     fn a_command_is_pending_until_acknowledged_and_a_turn_start_until_its_turn_ends() {
         let never = |_: &PendingCommand| false;
@@ -429,22 +451,6 @@ mod tests {
     ) {
         let never = |_: &PendingCommand| false;
         let mut ledger = Ledger::default();
-        let remote = |code: i64| {
-            let error = msp_types::ErrorObject::builder()
-                .code(code)
-                .message("no")
-                .build();
-            let entry = error.registry_entry();
-            Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
-                method: "goal/set",
-                error,
-                entry,
-            }))
-        };
-        let timeout = Error::Rpc(RpcError::TimedOut {
-            method: "goal/set",
-            id: msp_types::rpc::Id::Number(1),
-        });
         let mismatch = |command_id: &str| Error::AckMismatch {
             method: "goal/set",
             command_id: command_id.to_owned(),
@@ -464,7 +470,7 @@ mod tests {
             ledger.sent("s", command, params(command), never);
         }
         ledger.failed(refused.command_id(), &remote(-32030).into());
-        ledger.failed(timed_out.command_id(), &timeout.into());
+        ledger.failed(timed_out.command_id(), &timeout().into());
         ledger.failed(draining.command_id(), &remote(-32039).into());
         ledger.failed(overloaded.command_id(), &remote(-32001).into());
         let id = acknowledged_as_another.command_id();
@@ -503,24 +509,6 @@ mod tests {
     #[test]
     fn a_command_once_in_doubt_stays_pending_whatever_a_later_send_is_told() {
         let never = |_: &PendingCommand| false;
-        let overloaded = || {
-            let error = msp_types::ErrorObject::builder()
-                .code(-32001)
-                .message("no")
-                .build();
-            let entry = error.registry_entry();
-            Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
-                method: "goal/set",
-                error,
-                entry,
-            }))
-        };
-        let timeout = || {
-            Error::Rpc(RpcError::TimedOut {
-                method: "goal/set",
-                id: msp_types::rpc::Id::Number(1),
-            })
-        };
         let mut ledger = Ledger::default();
         let [doubted, clear] = std::array::from_fn(|_| goal_set());
         for command in [&doubted, &clear] {
@@ -529,8 +517,8 @@ mod tests {
         ledger.failed(doubted.command_id(), &timeout().into());
         // Sent again (noted once), and every attempt refused for now.
         ledger.sent("s", &doubted, params(&doubted), never);
-        ledger.failed(doubted.command_id(), &overloaded().into());
-        ledger.failed(clear.command_id(), &overloaded().into());
+        ledger.failed(doubted.command_id(), &remote(-32001).into());
+        ledger.failed(clear.command_id(), &remote(-32001).into());
         let ids = |ledger: &Ledger| -> Vec<String> {
             let pending = ledger.pending(never);
             pending.iter().map(|p| p.command_id().to_owned()).collect()

@@ -1000,20 +1000,8 @@ fn choices_changed_while_deciding() -> Option<tempfile::TempDir> {
         support::change_choices_once_renamed(frames);
         // The recorded decision sends `allow_session` and is refused; the `allow_once` the
         // edit made it comes next, as another command.
+        let [accepted, ack] = support::refuse_allow_session(frames);
         let decide = support::approval_decide_at(frames);
-        let (mut accepted, mut ack) = (frames[decide].clone(), frames[decide + 1].clone());
-        frames[decide].1["params"]["choiceId"] = "allow_session".into();
-        let error = serde_json::json!({
-            "code": -32052,
-            "message": "not offered",
-            "data": {"kind": "approvalChoiceInvalid", "choiceId": "allow_session"}
-        });
-        support::refuse(&mut frames[decide + 1].1, error);
-        let command = "018f6a2a-3333-7abc-8def-00000000d0aa";
-        accepted.1["id"] = "b10".into();
-        accepted.1["params"]["commandId"] = command.into();
-        ack.1["id"] = "b10".into();
-        ack.1["result"]["commandId"] = command.into();
         frames.insert(decide + 2, accepted);
         frames.insert(decide + 3, ack);
     })

@@ -347,16 +347,44 @@ pub fn change_choices_once_renamed(frames: &mut Vec<(bool, serde_json::Value)>) 
     let request = approval_request_at(frames);
     let decide = approval_decide_at(frames);
     frames[decide].1["params"]["choiceId"] = "allow_once".into();
-    let mut params = frames[request].1["params"].clone();
+    // After the receipt of the request, the rename, then the update.
+    frames.insert(request + 2, (false, choices_changed(frames)));
+    insert_rename(frames, request + 2);
+}
+
+/// The host's `approval/updated` of the approval scenarios' stage with its choices changed:
+/// `allow_session` no longer offered.
+pub fn choices_changed(frames: &[(bool, serde_json::Value)]) -> serde_json::Value {
+    let mut params = frames[approval_request_at(frames)].1["params"].clone();
     params["viewCursor"] = "v:0198f0aa-1111-7000-8000-0000000000aa:7.1".into();
     params["change"] = serde_json::json!({"kind": "choicesChanged"});
     let choices = params["availableChoices"].as_array_mut().unwrap();
     choices.retain(|choice| choice["choiceId"] != "allow_session");
-    let updated =
-        serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated", "params": params});
-    // After the receipt of the request, the rename, then the update.
-    frames.insert(request + 2, (false, updated));
-    insert_rename(frames, request + 2);
+    serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated", "params": params})
+}
+
+/// Makes the approval scenarios' decision `allow_session`, refused as
+/// `approvalChoiceInvalid`; gives back the decision of `allow_once` as another command,
+/// and its acknowledgement, for the caller to put where the client sends it.
+pub fn refuse_allow_session(
+    frames: &mut [(bool, serde_json::Value)],
+) -> [(bool, serde_json::Value); 2] {
+    let decide = approval_decide_at(frames);
+    let (mut accepted, mut ack) = (frames[decide].clone(), frames[decide + 1].clone());
+    frames[decide].1["params"]["choiceId"] = "allow_session".into();
+    let error = serde_json::json!({
+        "code": -32052,
+        "message": "not offered",
+        "data": {"kind": "approvalChoiceInvalid", "choiceId": "allow_session"}
+    });
+    refuse(&mut frames[decide + 1].1, error);
+    let command = "018f6a2a-3333-7abc-8def-00000000d0aa";
+    accepted.1["id"] = "b10".into();
+    accepted.1["params"]["choiceId"] = "allow_once".into();
+    accepted.1["params"]["commandId"] = command.into();
+    ack.1["id"] = "b10".into();
+    ack.1["result"]["commandId"] = command.into();
+    [accepted, ack]
 }
 
 /// The approval round trip where the handler's `allow_session` is refused as
@@ -366,29 +394,9 @@ pub fn change_choices_once_renamed(frames: &mut Vec<(bool, serde_json::Value)>) 
 /// `allow_once` of the changed stage is accepted.
 pub fn refused_before_the_change() -> Option<tempfile::TempDir> {
     derived("approval-round-trip", |frames| {
-        let request = approval_request_at(frames);
+        let updated = choices_changed(frames);
+        let [accepted, ack] = refuse_allow_session(frames);
         let decide = approval_decide_at(frames);
-        let (mut accepted, mut ack) = (frames[decide].clone(), frames[decide + 1].clone());
-        frames[decide].1["params"]["choiceId"] = "allow_session".into();
-        let error = serde_json::json!({
-            "code": -32052,
-            "message": "not offered",
-            "data": {"kind": "approvalChoiceInvalid", "choiceId": "allow_session"}
-        });
-        refuse(&mut frames[decide + 1].1, error);
-        let mut params = frames[request].1["params"].clone();
-        params["viewCursor"] = "v:0198f0aa-1111-7000-8000-0000000000aa:7.1".into();
-        params["change"] = serde_json::json!({"kind": "choicesChanged"});
-        let choices = params["availableChoices"].as_array_mut().unwrap();
-        choices.retain(|choice| choice["choiceId"] != "allow_session");
-        let updated =
-            serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated", "params": params});
-        let command = "018f6a2a-3333-7abc-8def-00000000d0aa";
-        accepted.1["id"] = "b10".into();
-        accepted.1["params"]["choiceId"] = "allow_once".into();
-        accepted.1["params"]["commandId"] = command.into();
-        ack.1["id"] = "b10".into();
-        ack.1["result"]["commandId"] = command.into();
         frames.insert(decide + 2, (false, updated));
         frames.insert(decide + 3, accepted);
         frames.insert(decide + 4, ack);
