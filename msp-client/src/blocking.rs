@@ -603,6 +603,7 @@ impl Session {
     /// turn than the first acknowledgement named is [`Error::ReplayDiffers`].
     pub fn resend_turn(&self, pending: &PendingCommand) -> Result<Turn, Error> {
         let command = pending.turn_start(self.id())?;
+        self.core().doubted(self.id(), command.command_id());
         let turn = self.start(command)?;
         pending.replayed_as(turn.id())?;
         Ok(turn)
@@ -620,6 +621,7 @@ impl Session {
             return self.resend_turn(pending).map(Resent::Turn);
         }
         pending.sent_in(self.id())?;
+        self.core().doubted(self.id(), pending.command_id());
         struct Again<'a>(&'a Session, &'a PendingCommand);
         impl methods::WithMethod for Again<'_> {
             type Output = Result<ClientResult, Error>;

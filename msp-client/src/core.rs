@@ -980,6 +980,12 @@ impl Core {
         });
     }
 
+    /// Notes that command `command_id`, about to be sent again from an earlier
+    /// connection's pending commands, may have been applied already.
+    pub(crate) fn doubted(&self, session_id: &str, command_id: &str) {
+        self.slot(session_id, |slot| slot.ledger.doubted(command_id));
+    }
+
     /// Notes that command `command_id` failed, as `failure` says.
     pub(crate) fn failed(&self, session_id: &str, command_id: &str, failure: &Unacknowledged) {
         self.slot(session_id, |slot| slot.ledger.failed(command_id, failure));

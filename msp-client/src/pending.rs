@@ -13,10 +13,11 @@ use serde_json::Value;
 use crate::outcome::Error;
 
 /// A command this client sent in a session whose outcome it has not seen: no acknowledgement
-/// came (the request timed out, or the connection closed first), a draining host refused it
-/// (`daemonDraining`), an attempt timed out and the later ones were refused for now
-/// (`overloaded`: the first may have been applied), or, for a `turn/start`, the turn it
-/// started has not ended. Take them from the old session
+/// came (the request timed out, the connection closed first, or a send was given up while
+/// it awaited its answer), a draining host refused it (`daemonDraining`), it was refused
+/// for now (`overloaded`) once an attempt of it may have been applied (one of those, or it
+/// is sent again from an earlier connection's pending commands), or, for a `turn/start`,
+/// the turn it started has not ended. Take them from the old session
 /// ([`blocking::Session::pending`](crate::blocking::Session::pending)) and send them again
 /// on the session resumed over a new connection: any of them with
 /// [`blocking::Session::resend`](crate::blocking::Session::resend), or typed, a `turn/start`
@@ -181,10 +182,7 @@ impl Ledger {
         params: Value,
         seen: impl Fn(&PendingCommand) -> bool,
     ) {
-        self.entries.retain(|e| !seen(e));
-        let entries = &self.entries;
-        self.in_doubt
-            .retain(|id| entries.iter().any(|e| e.command_id == *id));
+        self.retain(|e| !seen(e));
         if self
             .entries
             .iter()
@@ -201,6 +199,13 @@ impl Ledger {
         });
     }
 
+    /// Command `command_id`, about to be sent, may have been applied already: it is sent
+    /// again from [`Session::pending`](crate::blocking::Session::pending) of an earlier
+    /// connection.
+    pub(crate) fn doubted(&mut self, command_id: &str) {
+        self.in_doubt.insert(command_id.to_owned());
+    }
+
     /// The host acknowledged command `command_id`: its outcome is seen, but for a
     /// `turn/start`, whose outcome is its turn's end. A command settling a prompt takes along
     /// the others of that prompt whose outcome was not seen: the prompt is this one's to
@@ -209,10 +214,12 @@ impl Ledger {
         if method != methods::TurnStart::METHOD {
             let entry = self.entries.iter().find(|e| e.command_id == command_id);
             return match entry.and_then(PendingCommand::prompt).map(str::to_owned) {
-                Some(prompt) => self.entries.retain(|e| e.prompt() != Some(&prompt)),
+                Some(prompt) => self.retain(|e| e.prompt() != Some(&prompt)),
                 None => self.forget(command_id),
             };
         }
+        // Applied: pending until its turn ends, whatever a later send is told.
+        self.in_doubt.insert(command_id.to_owned());
         let turn_id = result.get("turnId").and_then(Value::as_str);
         if let Some(entry) = self.entries.iter_mut().find(|e| e.command_id == command_id) {
             entry.turn_id = turn_id.map(str::to_owned);
@@ -229,18 +236,21 @@ impl Ledger {
     /// undo what the program did since), and a command that could not be encoded was never
     /// sent.
     pub(crate) fn failed(&mut self, command_id: &str, failure: &Unacknowledged) {
-        if failure.timed_out {
+        let may_have_applied = match &failure.error {
+            Error::Rpc(RpcError::TimedOut { .. } | RpcError::Closed(_))
+            | Error::Closed(_)
+            | Error::AckMismatch { .. } => true,
+            _ => failure.timed_out,
+        };
+        if may_have_applied {
             self.in_doubt.insert(command_id.to_owned());
         }
         let in_doubt = self.in_doubt.contains(command_id);
         let unknown = match &failure.error {
-            Error::Rpc(RpcError::TimedOut { .. } | RpcError::Closed(_))
-            | Error::Closed(_)
-            | Error::AckMismatch { .. } => true,
             Error::Rpc(RpcError::Remote(remote)) => {
                 crate::options::draining(remote) || (in_doubt && remote.retryable() == Some(true))
             }
-            _ => false,
+            _ => may_have_applied,
         };
         if !unknown {
             self.forget(command_id);
@@ -267,8 +277,19 @@ impl Ledger {
 
     /// Forgets command `command_id`: its outcome is seen, or it was never applied.
     fn forget(&mut self, command_id: &str) {
-        self.entries.retain(|e| e.command_id != command_id);
-        self.in_doubt.remove(command_id);
+        self.retain(|e| e.command_id != command_id);
+    }
+
+    /// Keeps the commands `keep` says, and the doubts of those alone (a doubt noted before
+    /// its command is, [`Ledger::doubted`], waits for the next).
+    fn retain(&mut self, keep: impl Fn(&PendingCommand) -> bool) {
+        let before = self.entries.len();
+        self.entries.retain(keep);
+        if self.entries.len() != before {
+            let entries = &self.entries;
+            self.in_doubt
+                .retain(|id| entries.iter().any(|e| e.command_id == *id));
+        }
     }
 }
 
@@ -510,20 +531,42 @@ mod tests {
     fn a_command_once_in_doubt_stays_pending_whatever_a_later_send_is_told() {
         let never = |_: &PendingCommand| false;
         let mut ledger = Ledger::default();
-        let [doubted, clear] = std::array::from_fn(|_| goal_set());
-        for command in [&doubted, &clear] {
+        let [doubted, acked_as_another, resent, clear] = std::array::from_fn(|_| goal_set());
+        let started = turn_start();
+        // A command sent again from an earlier connection's pending ones.
+        ledger.doubted(resent.command_id());
+        for command in [&doubted, &acked_as_another, &resent, &clear] {
             ledger.sent("s", command, params(command), never);
         }
+        ledger.sent("s", &started, params(&started), never);
         ledger.failed(doubted.command_id(), &timeout().into());
-        // Sent again (noted once), and every attempt refused for now.
-        ledger.sent("s", &doubted, params(&doubted), never);
-        ledger.failed(doubted.command_id(), &remote(-32001).into());
-        ledger.failed(clear.command_id(), &remote(-32001).into());
+        let id = acked_as_another.command_id();
+        let mismatch = Error::AckMismatch {
+            method: "goal/set",
+            command_id: id.to_owned(),
+            acknowledged: "another".to_owned(),
+        };
+        ledger.failed(id, &mismatch.into());
+        // Applied: pending until its turn ends.
+        let turn = serde_json::json!({"turnId": "t1"});
+        ledger.acknowledged(methods::TurnStart::METHOD, started.command_id(), &turn);
+        // Each sent again (noted once), and every attempt refused for now.
+        let all = [&doubted, &acked_as_another, &resent, &clear];
+        for id in all
+            .iter()
+            .map(|c| c.command_id())
+            .chain([started.command_id()])
+        {
+            ledger.failed(id, &remote(-32001).into());
+        }
         let ids = |ledger: &Ledger| -> Vec<String> {
             let pending = ledger.pending(never);
             pending.iter().map(|p| p.command_id().to_owned()).collect()
         };
-        assert_eq!(ids(&ledger), [doubted.command_id()]);
+        let in_doubt = [&doubted, &acked_as_another, &resent];
+        let mut expected: Vec<_> = in_doubt.iter().map(|c| c.command_id()).collect();
+        expected.push(started.command_id());
+        assert_eq!(ids(&ledger), expected);
         #[cfg(feature = "tokio")]
         {
             let given_up = goal_set();
@@ -531,9 +574,10 @@ mod tests {
             ledger.given_up(doubted.command_id(), false);
             ledger.given_up(given_up.command_id(), true);
             ledger.given_up(given_up.command_id(), false);
+            expected.push(given_up.command_id());
             assert_eq!(
                 ids(&ledger),
-                [doubted.command_id(), given_up.command_id()],
+                expected,
                 "in doubt before, or given up awaiting an answer"
             );
         }

@@ -656,6 +656,7 @@ impl Session {
     /// turn than the first acknowledgement named is [`Error::ReplayDiffers`].
     pub async fn resend_turn(&self, pending: &PendingCommand) -> Result<Turn, Error> {
         let command = pending.turn_start(self.id())?;
+        self.core().doubted(self.id(), command.command_id());
         let turn = self.start(command).await?;
         pending.replayed_as(turn.id())?;
         Ok(turn)
@@ -673,6 +674,7 @@ impl Session {
             return self.resend_turn(pending).await.map(Resent::Turn);
         }
         pending.sent_in(self.id())?;
+        self.core().doubted(self.id(), pending.command_id());
         struct Again<'a>(&'a Session, &'a PendingCommand);
         impl<'a> methods::WithMethod for Again<'a> {
             type Output = Pin<Box<dyn Future<Output = Result<ClientResult, Error>> + Send + 'a>>;
@@ -1144,7 +1146,8 @@ impl Session {
     /// a retryable error; a command sent before whose acknowledgement differs now is
     /// [`Error::ReplayDiffers`]. Dropped before it returns (a `timeout`, a `select!`), the
     /// command stays in [`Session::pending`] while an attempt may have been applied (one
-    /// awaited its answer, or timed out), and not when every attempt was refused for now.
+    /// awaited its answer, or timed out, in this send or an earlier one), and not when
+    /// every attempt was refused for now.
     pub async fn send<M: Request>(&self, command: &Command<M>) -> Result<M::Result, Error>
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,

@@ -114,8 +114,9 @@ impl Approvals {
         self.pending.iter_mut().find(|p| p.approval_id == id)
     }
 
-    /// A request, from the view event or the server request (`asked`): it opens the entry or
-    /// replaces its request. The stage is then the request's again, unless an update already
+    /// A request, from the view event or the server request (`asked`), arrived as `arrival`
+    /// says: it opens the entry or replaces its request (a refill's page's, older than a
+    /// stage shown since its hole began, only fills a request not known). The stage is then the request's again, unless an update already
     /// shows the same or a later requirement of the same approval: a request routed after
     /// that update (a client routes the server request apart from the notifications) is older
     /// than it, and a requirement's index only grows; at the same requirement the update's
@@ -131,6 +132,14 @@ impl Approvals {
         }
         let id = request.approval_id.clone();
         match self.pending_mut(&id) {
+            // A page's request, older than the stage shown since its hole began (a request
+            // asked again live, an update): the stage stands.
+            Some(entry) if arrival.yields_to(entry.stage_at) => {
+                if entry.request.is_none() {
+                    entry.request = Some(Box::new(request));
+                }
+                ApprovalChange::Pending { stage: false }
+            }
             Some(entry) => {
                 let asking = &request.current_requirement_id;
                 // The update's stage stands when the request is of that stage or an earlier one.

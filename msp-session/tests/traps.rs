@@ -931,18 +931,18 @@ fn a_refill_keeps_an_approvals_update_and_a_turns_hint_that_arrived_live_since_t
     fold.apply(turn_started("t2", 2));
     fold.apply(approval_requested("a1", 3));
     fold.apply(approval_requested("a2", 4));
-    fold.apply(approval_requested("a3", 5));
-    assert!(matches!(fold.apply(gap(5, 11)), Outcome::Gap { .. }));
-    // Live while the hole is open: the later word on a1's stage and t1's retry.
+    assert!(matches!(fold.apply(gap(4, 11)), Outcome::Gap { .. }));
+    // Live while the hole is open: the later word on a1's stage and t1's retry; and a3,
+    // asked in the hole, asked again (as after a resume): its request shows the stage now.
     fold.apply(changed("a1", "live", 12));
     fold.apply(retry("t1", 3, 13));
-    // The host asks a3 again (as after a resume): its request shows the stage as it is now.
     fold.apply(approval_request("a3", 14));
     let pages = [(
-        5,
+        4,
         page(
             &[
-                changed("a1", "page-6", 6),
+                changed("a1", "page-5", 5),
+                approval_requested("a3", 6),
                 changed_at("a3", 0, "page-a3", 7),
                 changed("a2", "page-8", 8),
                 retry("t1", 1, 9),
