@@ -1,6 +1,8 @@
 //! Sessions, turns, approvals and questions of the Muse Session Protocol (MSP): the client a
 //! program writes against, on [`msp_rpc`]'s connection and [`msp_session`]'s fold, blocking
-//! ([`blocking`]) and tokio (`tokio`, feature `tokio`), with the same words on both.
+//! ([`blocking`]) and tokio (`tokio`, feature `tokio`), with the same words on both. Feature
+//! `experimental` routes the experimental view events (admission prompts, permission
+//! profiles) to their sessions too.
 //!
 //! A [`blocking::Client`] spawns or attaches to a host and shakes hands; `start_session` and
 //! `resume_session` give a [`blocking::Session`]: its fold (read-only), its events in the

@@ -14,17 +14,20 @@ use crate::outcome::Error;
 
 /// A command this client sent in a session whose outcome it has not seen: no acknowledgement
 /// came (the request timed out, the connection closed first, or a send was given up while
-/// it awaited its answer), a draining host refused it (`daemonDraining`), it was refused
-/// for now (`overloaded`) once an attempt of it may have been applied (one of those, or it
-/// is sent again from an earlier connection's pending commands), or, for a `turn/start`,
-/// the turn it started has not ended. Take them from the old session
+/// it awaited its answer), one came naming another command, a draining host refused it
+/// (`daemonDraining`), it was refused for now (`overloaded`) once an attempt of it may have
+/// been applied ([`PendingCommand::may_have_applied`]), or, for a `turn/start`, the turn it
+/// started has not ended. A command the host refused otherwise, or refused for now at every
+/// attempt while none may have been applied, is not one. Take them from the old session
 /// ([`blocking::Session::pending`](crate::blocking::Session::pending)) and send them again
 /// on the session resumed over a new connection: any of them with
 /// [`blocking::Session::resend`](crate::blocking::Session::resend), or typed, a `turn/start`
 /// with [`blocking::Session::resend_turn`](crate::blocking::Session::resend_turn) (a
-/// [`Turn`](crate::blocking::Turn) to follow), any command with
+/// [`Turn`](crate::blocking::Turn) to follow); both carry over whether it may have been
+/// applied. Any command may also go with
 /// [`blocking::Session::send`](crate::blocking::Session::send) of
-/// [`PendingCommand::command`].
+/// [`PendingCommand::command`], as a new command: refused for now at every attempt, it is
+/// no longer pending.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PendingCommand {
     method: &'static str,
@@ -32,6 +35,7 @@ pub struct PendingCommand {
     session_id: String,
     params: Value,
     turn_id: Option<String>,
+    may_have_applied: bool,
 }
 
 impl PendingCommand {
@@ -58,6 +62,15 @@ impl PendingCommand {
     /// For a `turn/start` the host acknowledged, the turn it named.
     pub fn turn_id(&self) -> Option<&str> {
         self.turn_id.as_deref()
+    }
+
+    /// Whether an attempt of it may have been applied: one timed out, or was given up while
+    /// it awaited its answer, or the connection closed under it, or the host acknowledged
+    /// another command, or (a `turn/start`) it was acknowledged and its turn runs. Not when
+    /// every answer said it was not (a draining host's refusal, say). Sent again, a host that
+    /// applied it answers with its first decision.
+    pub fn may_have_applied(&self) -> bool {
+        self.may_have_applied
     }
 
     /// The command again, typed as `M`: the same `commandId` and params (its `sessionId`
@@ -196,12 +209,12 @@ impl Ledger {
             session_id: session_id.to_owned(),
             params,
             turn_id: None,
+            may_have_applied: false,
         });
     }
 
-    /// Command `command_id`, about to be sent, may have been applied already: it is sent
-    /// again from [`Session::pending`](crate::blocking::Session::pending) of an earlier
-    /// connection.
+    /// Command `command_id`, about to be sent again from an earlier connection's pending
+    /// commands, may have been applied already (noted before its [`Ledger::sent`]).
     pub(crate) fn doubted(&mut self, command_id: &str) {
         self.in_doubt.insert(command_id.to_owned());
     }
@@ -218,7 +231,7 @@ impl Ledger {
                 None => self.forget(command_id),
             };
         }
-        // Applied: pending until its turn ends, whatever a later send is told.
+        // Applied: sent again and refused for now, it stays pending.
         self.in_doubt.insert(command_id.to_owned());
         let turn_id = result.get("turnId").and_then(Value::as_str);
         if let Some(entry) = self.entries.iter_mut().find(|e| e.command_id == command_id) {
@@ -259,7 +272,13 @@ impl Ledger {
 
     /// The commands whose outcome is not seen (`seen` says whether the fold shows it).
     pub(crate) fn pending(&self, seen: impl Fn(&PendingCommand) -> bool) -> Vec<PendingCommand> {
-        self.entries.iter().filter(|e| !seen(e)).cloned().collect()
+        let unseen = self.entries.iter().filter(|e| !seen(e));
+        unseen
+            .map(|e| PendingCommand {
+                may_have_applied: self.in_doubt.contains(&e.command_id),
+                ..e.clone()
+            })
+            .collect()
     }
 
     /// A send of command `command_id` was given up before its attempts were over: while
@@ -280,16 +299,17 @@ impl Ledger {
         self.retain(|e| e.command_id != command_id);
     }
 
-    /// Keeps the commands `keep` says, and the doubts of those alone (a doubt noted before
-    /// its command is, [`Ledger::doubted`], waits for the next).
+    /// Keeps the commands `keep` says; the doubts of those it drops go with them (a doubt
+    /// noted before its command is, [`Ledger::doubted`], stays).
     fn retain(&mut self, keep: impl Fn(&PendingCommand) -> bool) {
-        let before = self.entries.len();
-        self.entries.retain(keep);
-        if self.entries.len() != before {
-            let entries = &self.entries;
-            self.in_doubt
-                .retain(|id| entries.iter().any(|e| e.command_id == *id));
-        }
+        let in_doubt = &mut self.in_doubt;
+        self.entries.retain(|e| {
+            let kept = keep(e);
+            if !kept {
+                in_doubt.remove(&e.command_id);
+            }
+            kept
+        });
     }
 }
 
@@ -531,11 +551,15 @@ mod tests {
     fn a_command_once_in_doubt_stays_pending_whatever_a_later_send_is_told() {
         let never = |_: &PendingCommand| false;
         let mut ledger = Ledger::default();
-        let [doubted, acked_as_another, resent, clear] = std::array::from_fn(|_| goal_set());
+        let [doubted, acked_as_another, resent, clear, seen] = std::array::from_fn(|_| goal_set());
         let started = turn_start();
-        // A command sent again from an earlier connection's pending ones.
+        ledger.sent("s", &seen, params(&seen), never);
+        // A command sent again from an earlier connection's pending ones, noted as the fold
+        // shows another's outcome.
         ledger.doubted(resent.command_id());
-        for command in [&doubted, &acked_as_another, &resent, &clear] {
+        let shown = |e: &PendingCommand| e.command_id() == seen.command_id();
+        ledger.sent("s", &resent, params(&resent), shown);
+        for command in [&doubted, &acked_as_another, &clear] {
             ledger.sent("s", command, params(command), never);
         }
         ledger.sent("s", &started, params(&started), never);
@@ -563,10 +587,11 @@ mod tests {
             let pending = ledger.pending(never);
             pending.iter().map(|p| p.command_id().to_owned()).collect()
         };
-        let in_doubt = [&doubted, &acked_as_another, &resent];
-        let mut expected: Vec<_> = in_doubt.iter().map(|c| c.command_id()).collect();
-        expected.push(started.command_id());
+        let mut expected = vec![resent.command_id(), doubted.command_id()];
+        expected.extend([acked_as_another.command_id(), started.command_id()]);
         assert_eq!(ids(&ledger), expected);
+        let pending = ledger.pending(never);
+        assert!(pending.iter().all(PendingCommand::may_have_applied));
         #[cfg(feature = "tokio")]
         {
             let given_up = goal_set();

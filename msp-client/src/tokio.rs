@@ -656,7 +656,9 @@ impl Session {
     /// turn than the first acknowledgement named is [`Error::ReplayDiffers`].
     pub async fn resend_turn(&self, pending: &PendingCommand) -> Result<Turn, Error> {
         let command = pending.turn_start(self.id())?;
-        self.core().doubted(self.id(), command.command_id());
+        if pending.may_have_applied() {
+            self.core().doubted(self.id(), command.command_id());
+        }
         let turn = self.start(command).await?;
         pending.replayed_as(turn.id())?;
         Ok(turn)
@@ -668,13 +670,16 @@ impl Session {
     /// [`Session::send`] of [`PendingCommand::command`] typed by its method, its
     /// acknowledgement given back typed ([`ClientResult`]). [`Session::pending`]'s
     /// commands, each given to this in order, are every command of the old connection whose
-    /// outcome was not seen.
+    /// outcome was not seen. Whether it may have been applied carries over: refused for now
+    /// at every attempt here, such a command stays pending.
     pub async fn resend(&self, pending: &PendingCommand) -> Result<Resent<Turn>, Error> {
         if pending.method() == methods::TurnStart::METHOD {
             return self.resend_turn(pending).await.map(Resent::Turn);
         }
         pending.sent_in(self.id())?;
-        self.core().doubted(self.id(), pending.command_id());
+        if pending.may_have_applied() {
+            self.core().doubted(self.id(), pending.command_id());
+        }
         struct Again<'a>(&'a Session, &'a PendingCommand);
         impl<'a> methods::WithMethod for Again<'a> {
             type Output = Pin<Box<dyn Future<Output = Result<ClientResult, Error>> + Send + 'a>>;
@@ -1144,10 +1149,11 @@ impl Session {
 
     /// Sends a command of this session, sent again with the same `commandId` on a timeout or
     /// a retryable error; a command sent before whose acknowledgement differs now is
-    /// [`Error::ReplayDiffers`]. Dropped before it returns (a `timeout`, a `select!`), the
-    /// command stays in [`Session::pending`] while an attempt may have been applied (one
-    /// awaited its answer, or timed out, in this send or an earlier one), and not when
-    /// every attempt was refused for now.
+    /// [`Error::ReplayDiffers`]. Failed, it stays in [`Session::pending`] while it may have
+    /// been applied (see [`PendingCommand`]); dropped before it returns (a `timeout`, a
+    /// `select!`), likewise: it stays while an attempt may have been applied (one awaited
+    /// its answer, or timed out, in this send or an earlier one, or it was resent so), and
+    /// not when every attempt was refused for now.
     pub async fn send<M: Request>(&self, command: &Command<M>) -> Result<M::Result, Error>
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
@@ -1267,7 +1273,9 @@ impl Turn {
     /// until a decision is terminal, and the receipts were sent already. `None` leaves the
     /// stage undecided (pending and visible in the fold, for another client, the host's
     /// timeout or [`Session::decide`]; a later call of this offers it again). A stage that
-    /// another decision won or the host moved past is not an error: the wait goes on; the
+    /// another decision won or the host moved past is not an error: the wait goes on (one
+    /// whose choices the host changed, refused as `approvalChoiceInvalid`, is offered again
+    /// with them once the fold shows them); the
     /// connection closing ends it with the turn's outcome as the fold holds it
     /// ([`TurnOutcome::HostExited`] unless the turn ended first). A decision the stage
     /// does not offer ends it with [`Error::Ask`], nothing sent, and any other failure of

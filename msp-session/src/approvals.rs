@@ -85,8 +85,9 @@ pub enum ApprovalChange {
     },
     /// The reviewer is looking at it: a notice.
     Reviewing,
-    /// Not applied: it was resolved already, an update came for an approval not pending, or
-    /// a refill's page served an update older than the one shown.
+    /// Not applied: it was resolved already, an update came for an approval not pending or
+    /// of an earlier requirement than the stage shown, or a refill's page served an update
+    /// of the requirement shown when a live word on it came since the page's hole began.
     Stale,
 }
 

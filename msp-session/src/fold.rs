@@ -158,8 +158,9 @@ pub enum Outcome {
     },
     /// A `session/start` or `session/resume` result seeded the fold.
     Seeded(Seeded),
-    /// A resume's history could not seed the fold: of an unknown mode, or a snapshot not
-    /// read, its events are paged instead (the fold holds a hole up to the view's head).
+    /// A resume's history could not seed the fold: of mode `none`, nothing to page and no
+    /// hole; of an unknown mode, or a snapshot missing or not read, its events are paged
+    /// instead (the fold holds a hole from the view's oldest event up to its head).
     SeedRefused {
         /// Why.
         reason: String,
