@@ -39,8 +39,10 @@ use crate::shared::{self, Asked, Deciding};
 use crate::stop::HandlerStop;
 
 mod handler;
+mod streams;
 
 pub use handler::ApprovalHandler;
+pub use streams::{Events, Items};
 
 /// A client of one host: the connection, its pump, the sessions opened.
 ///

@@ -146,6 +146,53 @@ async fn a_settlement_awaited_before_the_answer_is_sent_is_this_clients() {
     assert_eq!(settlement.by, SettledBy::ThisClient(ack.command_id));
 }
 
+/// A turn's items and a session's events as streams: the items stream gives what another
+/// handle of the turn takes with `next_item`, and ends with the turn; the events stream
+/// gives what the session routed, and ends once the connection closed.
+#[tokio::test]
+async fn a_turns_items_and_a_sessions_events_are_streams() {
+    use futures_core::Stream;
+    /// The next item of `stream`.
+    async fn next<S: Stream + Unpin>(stream: &mut S) -> Option<S::Item> {
+        std::future::poll_fn(|cx| std::pin::Pin::new(&mut *stream).poll_next(cx)).await
+    }
+    let Some(scenario) = support::scenario("text-run-single-turn") else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(&scenario, &[], "Say hello.").await;
+    let other = session.turn(turn.id());
+    let mut streamed = Vec::new();
+    let mut items = turn.items();
+    while let Some(item) = next(&mut items).await {
+        streamed.push((item.id().to_owned(), item.item().revision));
+    }
+    let mut taken = Vec::new();
+    while let Some(item) = other.next_item().await {
+        taken.push((item.id().to_owned(), item.item().revision));
+    }
+    assert!(!streamed.is_empty());
+    assert_eq!(streamed, taken, "each handle takes every change");
+    drop(items);
+    assert_eq!(
+        turn.completed().await.terminal(),
+        Some(&TurnTerminal::Completed)
+    );
+    let mut events = session.events();
+    let first = next(&mut events).await.expect("the turn's events");
+    assert!(
+        matches!(first, msp_client::Event::Folded { .. }),
+        "{first:?}"
+    );
+    drop((turn, other));
+    let exit = client.close().await;
+    assert_eq!(exit.and_then(|e| e.code), Some(0));
+    let mut rest = 0;
+    while next(&mut events).await.is_some() {
+        rest += 1;
+    }
+    assert!(rest > 0, "the rest, then the end");
+}
+
 #[tokio::test]
 async fn an_approval_and_a_streamed_turn() {
     let Some(scenario) = support::scenario("approval-round-trip") else {
