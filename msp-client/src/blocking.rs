@@ -563,19 +563,22 @@ impl Session {
     /// Waits for a question with its questions (pending now, or the next to come). The same
     /// question comes back until this client answers, cancels or clarifies it, or it
     /// settles: a loop that takes it and leaves it spins without waiting. One whose answer
-    /// failed (refused, not sent, not acknowledged) comes back too.
+    /// failed (refused, not sent, not acknowledged) comes back too. Once the connection
+    /// closed, [`Error::Closed`]: nothing could be sent about one.
     pub fn next_prompt(&self, timeout: Option<Duration>) -> Result<PendingPrompt, Error> {
-        self.until(timeout, "a question", |fold, asked| asked.next_prompt(fold))
+        let found = self.until(timeout, "a question", |fold, asked| asked.next_prompt(fold))?;
+        shared::to_act_on(found, self.0.link.connection.close_reason())
     }
 
     /// Waits for an approval whose current stage this client has not decided yet. The same
     /// stage comes back until this client decides it or the host moves on: a loop that
     /// takes it and leaves it spins without waiting ([`Turn::completed_deciding`] can leave
-    /// a stage and wait for the next).
+    /// a stage and wait for the next). Once the connection closed, [`Error::Closed`].
     pub fn next_approval(&self, timeout: Option<Duration>) -> Result<PendingApproval, Error> {
-        self.until(timeout, "an approval", |fold, asked| {
+        let found = self.until(timeout, "an approval", |fold, asked| {
             asked.next_approval(fold, &HashSet::new())
-        })
+        })?;
+        shared::to_act_on(found, self.0.link.connection.close_reason())
     }
 
     /// Starts a turn with `input` (`turn/start`).
@@ -1140,12 +1143,18 @@ impl Turn {
     /// `None` once the turn is over (one wait for both, so a turn settled without asking is
     /// seen at once). An approval known from a resume alone, before the host sends its
     /// request again, names no turn ([`PendingApproval::request`]): it comes too, though it
-    /// may be another turn's.
+    /// may be another turn's. Once the connection closed, [`Error::Closed`] rather than an
+    /// approval.
     pub fn next_approval(&self) -> Result<Option<PendingApproval>, Error> {
-        self.session
+        let found = self
+            .session
             .until(None, "an approval or the turn's end", |fold, asked| {
                 asked.next_approval_of(fold, &self.id, false, &HashSet::new())
-            })
+            })?;
+        let closed = self.session.0.link.connection.close_reason();
+        found
+            .map(|found| shared::to_act_on(found, closed))
+            .transpose()
     }
 
     /// Waits for the turn's end, deciding each stage of each approval it asks for with
@@ -1176,12 +1185,17 @@ impl Turn {
     }
 
     /// The next question of this turn this client has not answered; `None` once the turn is
-    /// over.
+    /// over. Once the connection closed, [`Error::Closed`] rather than a question.
     pub fn next_prompt(&self) -> Result<Option<PendingPrompt>, Error> {
-        self.session
+        let found = self
+            .session
             .until(None, "a question or the turn's end", |fold, asked| {
                 asked.next_prompt_of(fold, &self.id)
-            })
+            })?;
+        let closed = self.session.0.link.connection.close_reason();
+        found
+            .map(|found| shared::to_act_on(found, closed))
+            .transpose()
     }
 
     /// Cancels the turn through the command queue (`turn/cancel`, no retract); it has

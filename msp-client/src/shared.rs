@@ -561,6 +561,16 @@ impl Deciding {
     }
 }
 
+/// A question or an approval a wait found for the program to act on, unless the connection
+/// closed (`closed`, read after the wait): nothing about it can be sent then, so the wait
+/// ends with why, whatever the fold still shows pending.
+pub(crate) fn to_act_on<T>(found: T, closed: Option<CloseReason>) -> Result<T, Error> {
+    match closed {
+        Some(reason) => Err(Error::Closed(reason)),
+        None => Ok(found),
+    }
+}
+
 /// Whether `approval` is still pending at the stage it was offered at, with the same choices
 /// and subject (a host may change a stage's choices without moving to another).
 pub(crate) fn still_offered(fold: &Fold, approval: &PendingApproval) -> bool {

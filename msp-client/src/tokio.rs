@@ -613,20 +613,25 @@ impl Session {
     /// settles: a loop that takes it and leaves it spins without waiting. One whose answer
     /// failed (refused, not sent, not acknowledged) comes back too, and so does one whose
     /// answer's future was dropped before it was acknowledged (a timeout, a `select!`).
+    /// Once the connection closed, [`Error::Closed`]: nothing could be sent about one.
     pub async fn next_prompt(&self, timeout: Option<Duration>) -> Result<PendingPrompt, Error> {
-        self.until(timeout, "a question", |fold, asked| asked.next_prompt(fold))
-            .await
+        let found = self
+            .until(timeout, "a question", |fold, asked| asked.next_prompt(fold))
+            .await?;
+        shared::to_act_on(found, self.0.link.connection.close_reason())
     }
 
     /// Waits for an approval whose current stage this client has not decided yet. The same
     /// stage comes back until this client decides it or the host moves on: a loop that
     /// takes it and leaves it spins without waiting ([`Turn::completed_deciding`] can leave
-    /// a stage and wait for the next).
+    /// a stage and wait for the next). Once the connection closed, [`Error::Closed`].
     pub async fn next_approval(&self, timeout: Option<Duration>) -> Result<PendingApproval, Error> {
-        self.until(timeout, "an approval", |fold, asked| {
-            asked.next_approval(fold, &HashSet::new())
-        })
-        .await
+        let found = self
+            .until(timeout, "an approval", |fold, asked| {
+                asked.next_approval(fold, &HashSet::new())
+            })
+            .await?;
+        shared::to_act_on(found, self.0.link.connection.close_reason())
     }
 
     /// Starts a turn with `input` (`turn/start`).
@@ -1260,13 +1265,19 @@ impl Turn {
     /// `None` once the turn is over (one wait for both, so a turn settled without asking is
     /// seen at once). An approval known from a resume alone, before the host sends its
     /// request again, names no turn ([`PendingApproval::request`]): it comes too, though it
-    /// may be another turn's.
+    /// may be another turn's. Once the connection closed, [`Error::Closed`] rather than an
+    /// approval.
     pub async fn next_approval(&self) -> Result<Option<PendingApproval>, Error> {
-        self.session
+        let found = self
+            .session
             .until(None, "an approval or the turn's end", |fold, asked| {
                 asked.next_approval_of(fold, &self.id, false, &HashSet::new())
             })
-            .await
+            .await?;
+        let closed = self.session.0.link.connection.close_reason();
+        found
+            .map(|found| shared::to_act_on(found, closed))
+            .transpose()
     }
 
     /// Waits for the turn's end, deciding each stage of each approval it asks for with
@@ -1300,13 +1311,18 @@ impl Turn {
     }
 
     /// The next question of this turn this client has not answered; `None` once the turn is
-    /// over.
+    /// over. Once the connection closed, [`Error::Closed`] rather than a question.
     pub async fn next_prompt(&self) -> Result<Option<PendingPrompt>, Error> {
-        self.session
+        let found = self
+            .session
             .until(None, "a question or the turn's end", |fold, asked| {
                 asked.next_prompt_of(fold, &self.id)
             })
-            .await
+            .await?;
+        let closed = self.session.0.link.connection.close_reason();
+        found
+            .map(|found| shared::to_act_on(found, closed))
+            .transpose()
     }
 
     /// Cancels the turn through the command queue (`turn/cancel`, no retract); it has

@@ -181,6 +181,29 @@ fn a_resume_from_a_snapshot_shows_the_pending_question_at_once() {
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
 
+/// Once the host is gone, a wait for a question to answer ends with why, though the fold
+/// still shows the question pending: nothing could be sent about it.
+#[test]
+fn a_question_pending_when_the_host_died_is_not_offered_after() {
+    let Some(scenario) = support::scenario("snapshot-suffix-pending-userinput") else {
+        return;
+    };
+    // The host exits 3 right after it asked the question again (line 6).
+    let client = support::spawn(&scenario, &["--fault", "after 6: exit 3"]);
+    let (session, _) = resume_with_snapshot(&client, SESSION);
+    let reason = client.closed();
+    assert_eq!(
+        reason.host_exit().and_then(|e| e.code),
+        Some(3),
+        "{reason:?}"
+    );
+    assert_eq!(session.read(|fold| fold.pending_prompts().len()), 1);
+    match session.next_prompt(WAIT) {
+        Err(Error::Closed(closed)) => assert_eq!(closed, reason),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn a_turn_the_resumed_snapshot_shows_ran_and_ended_comes_back_ended() {
     // The snapshot holds the `userMessage` of an earlier turn, neither running nor queued:
