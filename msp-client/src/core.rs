@@ -35,7 +35,7 @@ use std::time::Duration;
 use foldhash::fast::RandomState;
 use msp_rpc::CloseReason;
 use msp_rpc::Command;
-use msp_session::{Fold, FoldRules, Input, ItemEntry, Outcome, Refill, RefillFailure};
+use msp_session::{Fold, FoldRules, Input, ItemChange, ItemEntry, Outcome, Refill, RefillFailure};
 use msp_types::rpc::Request;
 use msp_types::{ApprovalRequirementRef, SessionResumeResult};
 use slab::Slab;
@@ -143,6 +143,15 @@ pub enum Event {
         /// How many.
         missed: u64,
     },
+    /// The connection ended, the session's last event: why (a host's exit, classified), and
+    /// the items in progress then that the fold marked ended unknown (an ephemeral host's:
+    /// nothing of its sessions outlived it; none for a durable host, whose session goes on).
+    Closed {
+        /// Why.
+        reason: CloseReason,
+        /// The items marked ended unknown ([`ItemEntry::terminal_unknown`]).
+        ended_unknown: Vec<String>,
+    },
 }
 
 /// The connection ended: every wait fails with its reason (a session's, once nothing is held
@@ -178,6 +187,10 @@ pub(crate) struct Slot {
     ledger: Ledger,
     /// Its refills that overflowed in a row ([`OVERFLOWS`]).
     overflows: u32,
+    /// The items the host's end marked ended unknown, until [`Event::Closed`] tells them.
+    ended_unknown: Vec<String>,
+    /// Whether [`Event::Closed`] was pushed.
+    told_closed: bool,
 }
 
 /// A session's refill in flight, and the inputs routed meanwhile.
@@ -219,6 +232,33 @@ impl Slot {
             opening: self.opening,
             refill: Box::new(refill),
         })
+    }
+
+    /// The connection ended (`durable`: the host's sessions outlive it): the fold marks an
+    /// ephemeral host's items in progress ended unknown, their followers take them so, and
+    /// the session's last event says why ([`Slot::tell_closed`]).
+    fn host_ended(&mut self, reason: &CloseReason, durable: bool) {
+        let ended_unknown = self.fold.host_died(durable);
+        for item_id in &ended_unknown {
+            let (item_id, change) = (item_id.clone(), ItemChange::Discarded);
+            self.follow(&Outcome::Item { item_id, change });
+        }
+        self.ended_unknown = ended_unknown;
+        self.tell_closed(reason);
+    }
+
+    /// The session's last event, [`Event::Closed`], once: not while a refill in flight
+    /// holds inputs (they come first, when it ends).
+    fn tell_closed(&mut self, reason: &CloseReason) {
+        if self.told_closed || matches!(self.hold, Hold::Held(_)) {
+            return;
+        }
+        self.told_closed = true;
+        let ended_unknown = std::mem::take(&mut self.ended_unknown);
+        self.push(Event::Closed {
+            reason: reason.clone(),
+            ended_unknown,
+        });
     }
 
     fn push(&mut self, event: Event) {
@@ -756,6 +796,12 @@ impl Core {
         }
         let mut refills = Refills::new();
         route_each(state, held.into_iter(), &mut refills);
+        if let Some(ended) = &state.ended {
+            // In flight at the end: what it held came before the end.
+            if let Some(slot) = state.slots.get_mut(&refilling.session_id) {
+                slot.tell_closed(&ended.reason);
+            }
+        }
         refills
     }
 
@@ -791,6 +837,8 @@ impl Core {
             acks: Acks::default(),
             ledger: Ledger::default(),
             overflows: 0,
+            ended_unknown: Vec::new(),
+            told_closed: false,
         };
         // The caller has the result: what it seeded is no event.
         seed(&mut slot.fold);
@@ -804,7 +852,7 @@ impl Core {
             slot.fold_in(input);
         }
         if let Some(ended) = &state.ended {
-            slot.fold.host_died(ended.durable);
+            slot.host_ended(&ended.reason, ended.durable);
         }
         let refills = slot.begin_refill().into_iter().collect();
         let place = state.slots.insert(session_id, slot);
@@ -863,7 +911,7 @@ impl Core {
                     slot.hold = Hold::Folding;
                 }
             }
-            slot.fold.host_died(durable);
+            slot.host_ended(&reason, durable);
             slot.waiting.wake_into(&mut state.woken);
         }
         state.ended = Some(Ended { reason, durable });
@@ -1457,6 +1505,32 @@ mod tests {
         matches!(core.lock().slots.at(place).hold, Hold::Held(_))
     }
 
+    /// An ephemeral host's end marks its items in progress ended unknown: a follower that
+    /// took one in progress takes it again, ended, and the session's last event names it.
+    #[test]
+    fn an_ephemeral_hosts_end_reaches_the_followers_and_the_events() {
+        let core = Core::new(FoldRules::default(), 8);
+        let place = core.open("s", |_| ()).place;
+        let follower = core.follow_turn("s", "t");
+        let _ = core.route(started(1));
+        let take = || {
+            let mut state = core.lock();
+            let slot = state.slots.at(place);
+            slot.next_turn_item(follower, "t", None).flatten()
+        };
+        assert!(!take().expect("in progress").terminal_unknown());
+        assert!(take().is_none(), "nothing more yet");
+        core.end(CloseReason::PeerClosed, false);
+        assert!(take().expect("again, ended").terminal_unknown());
+        let mut state = core.lock();
+        let slot = state.slots.at(place);
+        let events: Vec<Event> = std::iter::from_fn(|| slot.next_event(None).flatten()).collect();
+        match events.last() {
+            Some(Event::Closed { ended_unknown, .. }) => assert_eq!(ended_unknown, &["i1"]),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn each_follower_of_a_turn_takes_every_change_and_a_dropped_one_is_forgotten() {
         let core = Core::new(FoldRules::default(), 0);
@@ -1519,6 +1593,7 @@ mod tests {
             Event::Folded { input, .. } => input.method().unwrap_or_default().to_owned(),
             Event::Refilled { .. } => "refilled".to_owned(),
             Event::Lagged { .. } => "lagged".to_owned(),
+            Event::Closed { .. } => "closed".to_owned(),
         };
         for durable in [true, false] {
             let core = Core::new(FoldRules::default(), 8);
@@ -1546,10 +1621,16 @@ mod tests {
             assert_eq!(next(), Some(None), "the end, once nothing is held");
             assert_eq!(core.read("s", |fold| fold.items().len()), 2);
             let expected: &[&str] = match durable {
-                true => &["item/started", "view/gap", "refilled", "item/started"],
-                false => &["item/started", "view/gap", "item/started"],
+                true => &[
+                    "item/started",
+                    "view/gap",
+                    "refilled",
+                    "item/started",
+                    "closed",
+                ],
+                false => &["item/started", "view/gap", "item/started", "closed"],
             };
-            assert_eq!(taken, expected, "durable {durable}");
+            assert_eq!(taken, expected, "durable {durable}, the close last");
         }
     }
 

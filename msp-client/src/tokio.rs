@@ -561,8 +561,8 @@ impl Session {
         self.core().read(&self.0.id, read)
     }
 
-    /// The next event, in the order routed; `None` once the connection closed and every
-    /// event was taken.
+    /// The next event, in the order routed; the last, once the connection closed, is
+    /// [`Event::Closed`] (why, and the items it left ended unknown); then `None`.
     pub async fn next_event(&self) -> Option<Event> {
         let mut wait = self.core().slot_wait(self.0.place);
         poll_fn(|cx| wait.poll(cx, Slot::next_event)).await

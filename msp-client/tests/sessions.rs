@@ -2000,6 +2000,20 @@ fn an_ephemeral_host_dying_mid_turn_ends_its_items_in_progress_unknown() {
     });
     // Nothing of the session outlived its host: no command to send again.
     assert!(session.pending().is_empty());
+    // The turn's follower takes the reply as it ended; the session's last event says why,
+    // and which items ended unknown.
+    let last = turn.items().last().expect("the reply");
+    assert!(last.terminal_unknown(), "{last:?}");
+    match session.events().last() {
+        Some(Event::Closed {
+            reason,
+            ended_unknown,
+        }) => {
+            assert_eq!(reason.host_exit().and_then(|e| e.code), Some(3));
+            assert_eq!(ended_unknown, [last.id()]);
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

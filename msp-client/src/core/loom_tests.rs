@@ -205,6 +205,7 @@ fn loom_the_close_ends_a_wait_for_events() {
             let core = core.clone();
             spawn(move || core.end(CloseReason::PeerClosed, true))
         };
+        assert!(matches!(next_event(&core), Some(Event::Closed { .. })));
         assert!(next_event(&core).is_none());
         pump.join().unwrap();
     });
@@ -396,12 +397,18 @@ fn loom_a_request_among_the_frames_reaches_the_events_in_wire_order_whoever_rout
             while let Some(event) = wait_event(&core, &source) {
                 match event {
                     Event::Folded { input, .. } => methods.push(input.method().unwrap().to_owned()),
+                    Event::Closed { .. } => methods.push("closed".to_owned()),
                     other => panic!("{other:?}"),
                 }
             }
             assert_eq!(
                 methods,
-                ["item/started", "userInput/request", "item/started"]
+                [
+                    "item/started",
+                    "userInput/request",
+                    "item/started",
+                    "closed"
+                ]
             );
             core.read(SESSION, |fold| assert_eq!(fold.pending_prompts().len(), 1));
         });
@@ -430,12 +437,16 @@ fn loom_a_wait_at_the_end_sees_what_a_refill_in_flight_held() {
             let core = core.clone();
             spawn(move || drop(Paging::new(core, vec![refilling])))
         };
-        let mut last = None;
+        let mut events = Vec::new();
         while let Some(event) = wait_event(&core, &source) {
-            last = Some(event);
+            events.push(event);
         }
+        assert!(
+            matches!(events.pop(), Some(Event::Closed { .. })),
+            "the end last"
+        );
         assert_eq!(
-            item_id(last),
+            item_id(events.pop()),
             "i2",
             "the input the refill held, before the end"
         );
