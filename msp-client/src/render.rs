@@ -13,8 +13,11 @@ pub fn text(text: impl Into<String>) -> TurnInputPart {
         .build()
 }
 
-/// An item as one line: its kind, its status and its text (built by the deltas so far, cut
-/// at 80 characters).
+/// An item as one line: its kind, its status and what it says, cut at 80 characters: its
+/// text (built by the deltas so far), else its kind's own member (a user shell's command, a
+/// subagent's objective, a hook's label, a workflow's message, the first
+/// part of a reasoning summary), else the host's `fallbackText` (what the schema says to
+/// show of a kind a client does not know).
 pub struct ItemLine<'a>(pub &'a ItemEntry);
 
 impl fmt::Display for ItemLine<'_> {
@@ -30,14 +33,28 @@ impl fmt::Display for ItemLine<'_> {
             write!(f, " {tool}")?;
         }
         let rendered = self.0.rendered();
-        if let Some(text) = rendered.text.as_deref().filter(|t| !t.is_empty()) {
-            write!(f, ": {}", cut(text, 80))?;
+        let summary = rendered.summary.as_ref().and_then(|parts| parts.first());
+        let detail = [
+            rendered.text.as_ref(),
+            item.command_text.as_ref(),
+            item.objective.as_ref(),
+            item.label.as_ref(),
+            item.message.as_ref(),
+            summary,
+            item.fallback_text.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|detail| !detail.is_empty());
+        if let Some(detail) = detail {
+            write!(f, ": {}", cut(detail, 80))?;
         }
         Ok(())
     }
 }
 
-/// An approval's subject as one line: what would run, be written or be reached.
+/// An approval's subject as one line: what would run, be written or be reached (and how:
+/// the access asked, the port and protocol).
 pub struct SubjectLine<'a>(pub &'a ApprovalSubject);
 
 impl fmt::Display for SubjectLine<'_> {
@@ -56,6 +73,17 @@ impl fmt::Display for SubjectLine<'_> {
         .next();
         if let Some(detail) = detail {
             write!(f, ": {}", cut(detail, 80))?;
+        }
+        if let Some(port) = s.port {
+            write!(f, ":{port}")?;
+        }
+        // How a path or a host is reached: a read and a write are not the same ask.
+        if let Some(how) = [s.access.as_deref(), s.protocol.as_deref()]
+            .into_iter()
+            .flatten()
+            .next()
+        {
+            write!(f, " ({})", cut(how, 20))?;
         }
         if let Some(stages) = s.stages.as_ref().filter(|stages| stages.len() > 1) {
             write!(f, " ({} stages)", stages.len())?;
@@ -82,7 +110,10 @@ impl fmt::Display for QuestionLine<'_> {
 }
 
 fn cut(text: &str, chars: usize) -> String {
-    let line = text.lines().next().unwrap_or_default();
+    // Its first line with something on it, whatever ends lines.
+    let breaks = ['\n', '\r', '\u{2028}', '\u{2029}'];
+    let text = text.trim_start_matches(|c: char| c.is_whitespace());
+    let line = text.split(breaks).next().unwrap_or_default();
     match line.char_indices().nth(chars) {
         Some((at, _)) => format!("{}...", &line[..at]),
         None if line.len() < text.len() => format!("{line}..."),
@@ -122,6 +153,34 @@ mod tests {
     }
 
     #[test]
+    fn an_item_of_a_kind_not_known_shows_the_hosts_fallback_and_one_line_at_most() {
+        let mut fold = Fold::for_session("s", Default::default());
+        let item = |id: &str, members: &str| {
+            let range = r#""sourceRange":{"stream":{"kind":"run","id":"t"},"first":{"id":"r","sequence":1},"last":{"id":"r","sequence":1}}"#;
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"item/completed","params":{{"sessionId":"s","viewCursor":"v:{id}",{range},"item":{{"itemId":"{id}","revision":1,"status":"completed","turnId":"t",{members}}}}}}}"#
+            )
+        };
+        fold_in(
+            &mut fold,
+            &item(
+                "a",
+                r#""kind":"holoDeck","fallbackText":"Rendered a scene""#,
+            ),
+        );
+        fold_in(
+            &mut fold,
+            &item(
+                "b",
+                r#""kind":"userShell","commandText":"\r\nls -la\rrm -rf x""#,
+            ),
+        );
+        let line = |id: &str| ItemLine(fold.item(id).unwrap()).to_string();
+        assert_eq!(line("a"), "holoDeck completed: Rendered a scene");
+        assert_eq!(line("b"), "userShell completed: ls -la...");
+    }
+
+    #[test]
     fn a_subject_shows_its_kind_its_first_detail_and_its_stages() {
         let stages = [1, 2].map(|position| {
             serde_json::json!({
@@ -138,6 +197,23 @@ mod tests {
         assert_eq!(
             SubjectLine(&subject).to_string(),
             "commandExecution: cargo test (2 stages)"
+        );
+        let subject = |members: serde_json::Value| -> ApprovalSubject {
+            serde_json::from_value(members).unwrap()
+        };
+        let write = subject(serde_json::json!({
+            "kind": "fileAccess", "toolName": "shell", "path": "/etc/x", "access": "write"
+        }));
+        assert_eq!(
+            SubjectLine(&write).to_string(),
+            "fileAccess: /etc/x (write)"
+        );
+        let reach = subject(serde_json::json!({
+            "kind": "network", "host": "example.com", "port": 443, "protocol": "https"
+        }));
+        assert_eq!(
+            SubjectLine(&reach).to_string(),
+            "network: example.com:443 (https)"
         );
     }
 

@@ -102,7 +102,7 @@ fn approve() {
     };
     assert_eq!(
         stdout,
-        "approve? fileAccess: /home/me/src/proj/Cargo.toml\n\
+        "approve? fileAccess: /home/me/src/proj/Cargo.toml (write)\n\
          decided: Allow for this session (terminal: true)\n\
          resolved: approvedForSession\n\
          turn: completed\n"
@@ -118,7 +118,7 @@ fn refuse_async() {
     // The recording's client decided `abort` with this feedback: the host checked both.
     assert_eq!(
         stdout,
-        "refused: fileAccess: /home/me/src/proj/Cargo.toml\n\
+        "refused: fileAccess: /home/me/src/proj/Cargo.toml (write)\n\
          turn: completed\n"
     );
 }
@@ -139,7 +139,7 @@ fn allow_session_async() {
     // checked the choice), then the turn's end, then the handler's.
     assert_eq!(
         stdout,
-        "allowed: fileAccess: /home/me/src/proj/Cargo.toml\n\
+        "allowed: fileAccess: /home/me/src/proj/Cargo.toml (write)\n\
          turn: completed\n\
          handler: ended with the connection\n"
     );
