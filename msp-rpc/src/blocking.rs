@@ -48,7 +48,9 @@ use crate::error::{CloseReason, RpcError};
 use crate::framing::{LineDecoder, READ_BYTES};
 use crate::handshake::Handshake;
 use crate::options::{trace, Handlers, Inbound, Settings, Traced};
-use crate::process::{close_reason, HostCommand, HostExit, HostProcess, SpawnError, TERM_GRACE};
+use crate::process::{
+    close_reason, watch_host, HostCommand, HostExit, HostProcess, SpawnError, TERM_GRACE,
+};
 use crate::shared::{Closing, Output, Shared, STALL};
 use crate::sync::{wait, Mutex};
 
@@ -173,6 +175,9 @@ impl<R: Role> Connection<R> {
         if let Some(handler) = handler {
             let io = io.clone();
             spawn("msp-handler", move || handle_loop(handler, &io));
+        }
+        if io.process.is_some() {
+            watch_host(&io, |io| (&io.shared, io.process.as_deref()));
         }
         Connection {
             inner: Arc::new(Inner {

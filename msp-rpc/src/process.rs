@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
+use crate::endpoint::Role;
+use crate::shared::Shared;
+
 use crate::error::CloseReason;
 
 /// How much stderr is kept: the last 8 KiB, at most 100 lines.
@@ -580,6 +583,61 @@ const KILL_LOOK: Duration = Duration::from_millis(50);
 /// hold requests for the whole close grace. [`HostProcess::wait_exit`] at `close()` collects
 /// its exit after, within the grace.
 pub const EXIT_LINGER: Duration = Duration::from_millis(250);
+
+/// How often a host's exit is looked for while its connection is open ([`watch_exit`]).
+pub(crate) const EXIT_POLL: Duration = Duration::from_millis(100);
+
+/// Watches a spawned host while its connection is open: `look` gives the host's exit so far,
+/// or `None` once the connection closed or is gone (the watch ends). Once the host exited
+/// and the connection is still open [`EXIT_LINGER`] later, its output did not end with it
+/// (a process it started keeps the pipe open): `close` closes the connection with the exit,
+/// so that no wait outlives the host. Run on a thread of its own, looking every
+/// [`EXIT_POLL`]: a wait on the child would hold it from the close's kill.
+fn watch_exit(look: impl Fn() -> Option<Option<HostExit>>, close: impl FnOnce(HostExit)) {
+    loop {
+        std::thread::sleep(EXIT_POLL);
+        match look() {
+            None => return,
+            Some(None) => {}
+            Some(Some(exit)) => {
+                std::thread::sleep(EXIT_LINGER);
+                if look().is_some() {
+                    tracing::debug!(%exit, "the host exited, its output still open: closing");
+                    close(exit);
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// Starts the thread that [`watch_exit`]es a connection's host: `parts` gives the
+/// connection's shared state and its host, from `io`, held weakly (the watch ends with it).
+pub(crate) fn watch_host<T, R>(io: &Arc<T>, parts: fn(&T) -> (&Shared<R>, Option<&HostProcess>))
+where
+    T: Send + Sync + 'static,
+    R: Role,
+{
+    let watched = Arc::downgrade(io);
+    let watch = move || {
+        let look = || {
+            let io = watched.upgrade()?;
+            let (shared, process) = parts(&io);
+            let open = shared.close_reason().is_none();
+            open.then(|| process.and_then(HostProcess::try_exit))
+        };
+        let close = |exit| {
+            if let Some(io) = watched.upgrade() {
+                parts(&io).0.close(CloseReason::HostExited(exit));
+            }
+        };
+        watch_exit(look, close);
+    };
+    std::thread::Builder::new()
+        .name("msp-host-exit".into())
+        .spawn(watch)
+        .expect("cannot start the msp-host-exit thread");
+}
 
 /// Why reading or writing stopped, as precisely as the process tells within [`EXIT_LINGER`]:
 /// its exit, or else `fallback`.

@@ -119,6 +119,22 @@ fn the_host_exiting_mid_request_fails_it_with_the_exit_class_and_stderr_tail() {
     assert!(conn.notifications().next().is_none());
 }
 
+/// A host that exits while a process it started keeps its output open (the pipe never
+/// ends): the connection closes with the host's exit, classified, rather than waiting on
+/// the pipe for as long as that process lives.
+#[test]
+#[cfg(unix)]
+fn a_host_exiting_while_its_child_keeps_the_output_open_closes_with_its_exit() {
+    // `sleep` inherits the pipes and outlives `sh`, which exits 3.
+    let command = HostCommand::new("sh").arg("-c").arg("sleep 30 & exit 3");
+    let conn = Connection::spawn(&command, options()).unwrap();
+    // Bounded so that a connection left open fails here.
+    assert!(conn.next_timeout(Duration::from_secs(15)).is_none());
+    let reason = conn.close_reason().expect("closed by the exit");
+    let exit = reason.host_exit().unwrap_or_else(|| panic!("{reason}"));
+    assert_eq!(exit.code, Some(3), "{exit}");
+}
+
 #[test]
 fn every_documented_exit_code_is_classified_with_its_advice() {
     let cases = [
@@ -483,6 +499,22 @@ mod tokio_driver {
         assert_eq!(resumed.session.session_id, SESSION);
         let exit = conn.close().await.unwrap();
         assert_left_early(&exit);
+    }
+
+    /// As on the blocking driver: a host that exits while a process it started keeps its
+    /// output open closes the connection with its exit.
+    #[tokio::test]
+    #[cfg(unix)]
+    async fn a_host_exiting_while_its_child_keeps_the_output_open_closes_with_its_exit() {
+        let command = HostCommand::new("sh").arg("-c").arg("sleep 30 & exit 3");
+        let conn = Connection::spawn(&command, options()).unwrap();
+        let mut notifications = conn.notifications().await;
+        // Bounded so that a connection left open fails here.
+        let next = ::tokio::time::timeout(Duration::from_secs(15), notifications.next()).await;
+        assert!(matches!(next, Ok(None)), "ended, not timed out");
+        let reason = conn.close_reason().expect("closed by the exit");
+        let exit = reason.host_exit().unwrap_or_else(|| panic!("{reason}"));
+        assert_eq!(exit.code, Some(3), "{exit}");
     }
 
     #[tokio::test]

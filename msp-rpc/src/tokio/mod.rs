@@ -198,6 +198,9 @@ impl<R: Role> Connection<R> {
         if let Some(handler) = handler {
             tasks.push(::tokio::spawn(handle_loop(handler, io.clone())).abort_handle());
         }
+        if io.process.is_some() {
+            crate::process::watch_host(&io, |io| (&io.shared, io.process.as_deref()));
+        }
         Connection {
             inner: Arc::new(Inner {
                 io,
