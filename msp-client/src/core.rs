@@ -247,10 +247,12 @@ impl Slot {
         self.tell_closed(reason);
     }
 
-    /// The session's last event, [`Event::Closed`], once: not while a refill in flight
-    /// holds inputs (they come first, when it ends).
+    /// The session's last event, [`Event::Closed`], once: not while a refill is in flight
+    /// (what it held and its outcomes come first, when it ends), but for a session its
+    /// ephemeral host took along (its refill adds nothing) — when the waits see the end.
     fn tell_closed(&mut self, reason: &CloseReason) {
-        if self.told_closed || matches!(self.hold, Hold::Held(_)) {
+        let refilling = !matches!(self.hold, Hold::Idle) && !self.fold.is_discarded();
+        if self.told_closed || refilling {
             return;
         }
         self.told_closed = true;
@@ -851,10 +853,11 @@ impl Core {
         for input in mine {
             slot.fold_in(input);
         }
+        // A refill begun (the host said of a gap before its end) tells the end after it.
+        let refills = slot.begin_refill().into_iter().collect();
         if let Some(ended) = &state.ended {
             slot.host_ended(&ended.reason, ended.durable);
         }
-        let refills = slot.begin_refill().into_iter().collect();
         let place = state.slots.insert(session_id, slot);
         Opened { place, refills }
     }
@@ -1653,6 +1656,30 @@ mod tests {
         assert!(!hidden(&core), "both refused: offered again");
         core.answered("s", "p", false);
         assert!(!hidden(&core));
+    }
+
+    /// The close is a session's last event though a refill that overflowed (holding
+    /// nothing, folding the inputs as they come) was in flight at the end of a durable
+    /// host: its outcomes come first.
+    #[test]
+    fn the_close_comes_after_an_overflowed_refill_in_flight() {
+        let mut rules = FoldRules::default();
+        rules.refill_held_frames = 0;
+        let core = Core::new(rules, 16);
+        let place = core.open("s", |_| ()).place;
+        let refilling = refill_begun(&core);
+        let _ = core.route(started(4));
+        assert!(!holding(&core, place), "overflowed: folding as they come");
+        core.end(CloseReason::PeerClosed, true);
+        assert!(core.finish_refill(refilling).is_empty());
+        let mut state = core.lock();
+        let slot = state.slots.at(place);
+        let events: Vec<Event> = std::iter::from_fn(|| slot.next_event(None).flatten()).collect();
+        let last_two: Vec<_> = events.iter().rev().take(2).collect();
+        assert!(
+            matches!(last_two[..], [Event::Closed { .. }, Event::Refilled { .. }]),
+            "{events:?}"
+        );
     }
 
     /// A refill that pages while more inputs come than the rules let it hold holds no more:

@@ -45,7 +45,7 @@ impl fmt::Display for ItemLine<'_> {
         ]
         .into_iter()
         .flatten()
-        .find(|detail| !detail.is_empty());
+        .find(|detail| !detail.trim().is_empty());
         if let Some(detail) = detail {
             write!(f, ": {}", cut(detail, 80))?;
         }
@@ -73,9 +73,9 @@ impl fmt::Display for SubjectLine<'_> {
         .next();
         if let Some(detail) = detail {
             write!(f, ": {}", cut(detail, 80))?;
-        }
-        if let Some(port) = s.port {
-            write!(f, ":{port}")?;
+            if let Some(port) = s.port {
+                write!(f, ":{port}")?;
+            }
         }
         // How a path or a host is reached: a read and a write are not the same ask.
         if let Some(how) = [s.access.as_deref(), s.protocol.as_deref()]

@@ -453,7 +453,11 @@ fn read_loop<R: Role>(mut reader: impl Read, max: usize, io: &Io<R>) {
     let mut decoded = Vec::new();
     let stopped = loop {
         // Straight into the decoder: no copy on the way.
-        match reader.read(lines.room(READ_BYTES)) {
+        let process = io.process.as_deref();
+        process.inspect(|p| p.read_begun());
+        let read = reader.read(lines.room(READ_BYTES));
+        process.inspect(|p| p.read_ended());
+        match read {
             Ok(0) => break None,
             Ok(n) => {
                 lines.filled(n);

@@ -11,7 +11,7 @@ use std::fmt;
 use std::io::{self, Read};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -392,6 +392,16 @@ pub struct HostProcess {
     /// This side sent the kill (the exit is then [`ExitKind::Killed`], not a crash).
     killed: AtomicBool,
     pid: u32,
+    /// The connection's reads of its output, for [`watch_host`].
+    reads: Reads,
+}
+
+/// A connection's reads of its host's output: how many returned, and whether one waits on
+/// the pipe now (the reader is not paused for room).
+#[derive(Debug, Default)]
+struct Reads {
+    returned: AtomicU64,
+    waiting: AtomicBool,
 }
 
 impl HostProcess {
@@ -424,6 +434,7 @@ impl HostProcess {
             kill_wanted: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             pid,
+            reads: Reads::default(),
         };
         Ok((process, stdin, stdout))
     }
@@ -431,6 +442,24 @@ impl HostProcess {
     /// The process id.
     pub fn id(&self) -> u32 {
         self.pid
+    }
+
+    /// The connection's reader waits on the host's output (then [`HostProcess::read_ended`]).
+    pub(crate) fn read_begun(&self) {
+        self.reads.waiting.store(true, Ordering::Release);
+    }
+
+    /// The connection's reader's read returned.
+    pub(crate) fn read_ended(&self) {
+        self.reads.waiting.store(false, Ordering::Release);
+        self.reads.returned.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Where reading is: two equal marks that say it waits tell that the reader sat in one
+    /// read between them, the pipe empty all along.
+    fn read_mark(&self) -> (u64, bool) {
+        let returned = self.reads.returned.load(Ordering::Acquire);
+        (returned, self.reads.waiting.load(Ordering::Acquire))
     }
 
     /// What the host wrote to stderr so far (the bounded tail).
@@ -445,8 +474,13 @@ impl HostProcess {
         }
         // Another thread waiting for the exit holds the child: it is not known yet.
         let mut child = self.child.try_lock().ok()?;
-        let status = child.try_wait().ok().flatten()?;
-        Some(self.settle(status))
+        let status = child.try_wait().ok().flatten();
+        if status.is_none() && self.kill_wanted.load(Ordering::Acquire) {
+            // A kill asked for while this held the child (the exit watcher's look).
+            self.killed.store(true, Ordering::Release);
+            let _ = child.kill();
+        }
+        Some(self.settle(status?))
     }
 
     /// Waits up to `grace` for the host to exit (killing it, if that was asked for meanwhile).
@@ -587,26 +621,33 @@ pub const EXIT_LINGER: Duration = Duration::from_millis(250);
 /// How often a host's exit is looked for while its connection is open ([`watch_exit`]).
 pub(crate) const EXIT_POLL: Duration = Duration::from_millis(100);
 
-/// Watches a spawned host while its connection is open: `look` gives the host's exit so far,
-/// or `None` once the connection closed or is gone (the watch ends). Once the host exited
-/// and the connection is still open [`EXIT_LINGER`] later, its output did not end with it
-/// (a process it started keeps the pipe open): `close` closes the connection with the exit,
-/// so that no wait outlives the host. Run on a thread of its own, looking every
-/// [`EXIT_POLL`]: a wait on the child would hold it from the close's kill.
-fn watch_exit(look: impl Fn() -> Option<Option<HostExit>>, close: impl FnOnce(HostExit)) {
-    loop {
+/// Watches a spawned host while its connection is open: `look` gives the host's exit so far
+/// and where reading is ([`HostProcess::read_mark`]), or `None` once the connection closed
+/// or is gone (the watch ends). Once the host exited and the connection is still open, its
+/// output did not end with it (a process it started keeps the pipe open): when the reader
+/// then sat in one read for [`EXIT_LINGER`] (nothing left in the pipe, so nothing the host
+/// wrote is lost), `close` closes the connection with the exit, so that no wait outlives
+/// the host. Run on a thread of its own, looking every [`EXIT_POLL`]: a wait on the child
+/// would hold it from the close's kill.
+fn watch_exit(
+    look: impl Fn() -> Option<(Option<HostExit>, (u64, bool))>,
+    close: impl FnOnce(HostExit),
+) {
+    let exit = loop {
         std::thread::sleep(EXIT_POLL);
         match look() {
             None => return,
-            Some(None) => {}
-            Some(Some(exit)) => {
-                std::thread::sleep(EXIT_LINGER);
-                if look().is_some() {
-                    tracing::debug!(%exit, "the host exited, its output still open: closing");
-                    close(exit);
-                }
-                return;
-            }
+            Some((None, _)) => {}
+            Some((Some(exit), _)) => break exit,
+        }
+    };
+    loop {
+        let Some((_, before)) = look() else { return };
+        std::thread::sleep(EXIT_LINGER);
+        let Some((_, after)) = look() else { return };
+        if before == after && after.1 {
+            tracing::debug!(%exit, "the host exited, its output still open: closing");
+            return close(exit);
         }
     }
 }
@@ -623,8 +664,8 @@ where
         let look = || {
             let io = watched.upgrade()?;
             let (shared, process) = parts(&io);
-            let open = shared.close_reason().is_none();
-            open.then(|| process.and_then(HostProcess::try_exit))
+            let process = process.filter(|_| shared.close_reason().is_none())?;
+            Some((process.try_exit(), process.read_mark()))
         };
         let close = |exit| {
             if let Some(io) = watched.upgrade() {

@@ -11,8 +11,8 @@ use super::{Session, Turn};
 use crate::core::{Event, Slot, SlotWait};
 
 /// The events of a session in the order routed, from [`Session::events`]: what
-/// [`Session::next_event`] gives, one after another; the stream ends once the connection
-/// closed and every event was taken.
+/// [`Session::next_event`] gives, one after another; the stream ends after the connection's
+/// end, [`Event::Closed`], was taken.
 #[must_use = "streams do nothing unless polled"]
 pub struct Events<'a> {
     wait: SlotWait<'a>,

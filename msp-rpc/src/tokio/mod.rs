@@ -482,7 +482,11 @@ async fn read_loop<R: Role>(mut reader: impl AsyncRead + Unpin, max: usize, io: 
     let mut decoded = Vec::new();
     let stopped = loop {
         // Straight into the decoder: no copy on the way.
-        match reader.read(lines.room(READ_BYTES)).await {
+        let process = io.process.as_deref();
+        process.inspect(|p| p.read_begun());
+        let read = reader.read(lines.room(READ_BYTES)).await;
+        process.inspect(|p| p.read_ended());
+        match read {
             Ok(0) => break None,
             Ok(n) => {
                 lines.filled(n);
