@@ -1503,6 +1503,13 @@ mod tests {
         }
     }
 
+    /// The events of the session at `place` not taken yet, taken.
+    fn events(core: &Core, place: Place) -> Vec<Event> {
+        let mut state = core.lock();
+        let slot = state.slots.at(place);
+        std::iter::from_fn(|| slot.next_event(None).flatten()).collect()
+    }
+
     /// Whether the session at `place` holds the inputs routed for a refill.
     fn holding(core: &Core, place: Place) -> bool {
         matches!(core.lock().slots.at(place).hold, Hold::Held(_))
@@ -1525,10 +1532,7 @@ mod tests {
         assert!(take().is_none(), "nothing more yet");
         core.end(CloseReason::PeerClosed, false);
         assert!(take().expect("again, ended").terminal_unknown());
-        let mut state = core.lock();
-        let slot = state.slots.at(place);
-        let events: Vec<Event> = std::iter::from_fn(|| slot.next_event(None).flatten()).collect();
-        match events.last() {
+        match events(&core, place).last() {
             Some(Event::Closed { ended_unknown, .. }) => assert_eq!(ended_unknown, &["i1"]),
             other => panic!("{other:?}"),
         }
@@ -1672,9 +1676,7 @@ mod tests {
         assert!(!holding(&core, place), "overflowed: folding as they come");
         core.end(CloseReason::PeerClosed, true);
         assert!(core.finish_refill(refilling).is_empty());
-        let mut state = core.lock();
-        let slot = state.slots.at(place);
-        let events: Vec<Event> = std::iter::from_fn(|| slot.next_event(None).flatten()).collect();
+        let events = events(&core, place);
         let last_two: Vec<_> = events.iter().rev().take(2).collect();
         assert!(
             matches!(last_two[..], [Event::Closed { .. }, Event::Refilled { .. }]),
