@@ -365,6 +365,10 @@ fn loom_a_waiting_handle_gets_the_frames_in_wire_order_whoever_routes_them() {
             };
             assert_eq!(item_id(next()), "i1");
             assert_eq!(item_id(next()), "i2");
+            assert!(
+                matches!(next(), Some(Event::Closed { .. })),
+                "the end's event"
+            );
             assert!(next().is_none(), "the end, once every frame was taken");
         });
         handle.join().unwrap();
