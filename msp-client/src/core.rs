@@ -187,8 +187,6 @@ pub(crate) struct Slot {
     ledger: Ledger,
     /// Its refills that overflowed in a row ([`OVERFLOWS`]).
     overflows: u32,
-    /// The items the host's end marked ended unknown, until [`Event::Closed`] tells them.
-    ended_unknown: Vec<String>,
     /// Whether [`Event::Closed`] was pushed.
     told_closed: bool,
 }
@@ -238,12 +236,10 @@ impl Slot {
     /// ephemeral host's items in progress ended unknown, their followers take them so, and
     /// the session's last event says why ([`Slot::tell_closed`]).
     fn host_ended(&mut self, reason: &CloseReason, durable: bool) {
-        let ended_unknown = self.fold.host_died(durable);
-        for item_id in &ended_unknown {
-            let (item_id, change) = (item_id.clone(), ItemChange::Discarded);
+        for item_id in self.fold.host_died(durable) {
+            let change = ItemChange::Discarded;
             self.follow(&Outcome::Item { item_id, change });
         }
-        self.ended_unknown = ended_unknown;
         self.tell_closed(reason);
     }
 
@@ -256,7 +252,12 @@ impl Slot {
             return;
         }
         self.told_closed = true;
-        let ended_unknown = std::mem::take(&mut self.ended_unknown);
+        // Marked only by the host's end.
+        let items = self.fold.items().iter();
+        let ended_unknown = items
+            .filter(|item| item.terminal_unknown())
+            .map(|item| item.id().to_owned())
+            .collect();
         self.push(Event::Closed {
             reason: reason.clone(),
             ended_unknown,
@@ -839,7 +840,6 @@ impl Core {
             acks: Acks::default(),
             ledger: Ledger::default(),
             overflows: 0,
-            ended_unknown: Vec::new(),
             told_closed: false,
         };
         // The caller has the result: what it seeded is no event.

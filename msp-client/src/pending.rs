@@ -168,6 +168,7 @@ pub(crate) struct Unacknowledged {
     pub(crate) timed_out: bool,
 }
 
+#[cfg(test)]
 impl From<Error> for Unacknowledged {
     /// Failed at its only attempt.
     fn from(error: Error) -> Self {
@@ -180,8 +181,9 @@ impl From<Error> for Unacknowledged {
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
     entries: Vec<PendingCommand>,
-    /// The commands of `entries` an attempt of which may have been applied (it timed out,
-    /// or was given up awaiting its answer), whatever a later attempt or send was told.
+    /// The commands an attempt of which may have been applied (see
+    /// [`PendingCommand::may_have_applied`]; one resent is noted before it is sent),
+    /// whatever a later attempt or send was told.
     in_doubt: HashSet<String>,
 }
 

@@ -186,11 +186,14 @@ async fn a_turns_items_and_a_sessions_events_are_streams() {
     drop((turn, other));
     let exit = client.close().await;
     assert_eq!(exit.and_then(|e| e.code), Some(0));
-    let mut rest = 0;
-    while next(&mut events).await.is_some() {
-        rest += 1;
+    let mut last = None;
+    while let Some(event) = next(&mut events).await {
+        last = Some(event);
     }
-    assert!(rest > 0, "the rest, then the end");
+    assert!(
+        matches!(last, Some(msp_client::Event::Closed { .. })),
+        "the close, then the end: {last:?}"
+    );
 }
 
 #[tokio::test]

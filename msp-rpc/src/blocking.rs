@@ -1,8 +1,8 @@
 //! The blocking driver: std threads, no async runtime.
 //!
 //! A connection runs a reader thread, a writer thread and, when it has a handler, a handler
-//! thread (a spawned host adds one that copies its stderr); what each does is in
-//! `shared.rs`. Every other wait parks the thread that waits: a request blocks its caller
+//! thread (a spawned host adds one that copies its stderr, and one that watches for its exit:
+//! `process.rs`'s `watch_host`); what each does is in `shared.rs`. Every other wait parks the thread that waits: a request blocks its caller
 //! until its typed result, its error, its timeout or the connection's close, and the
 //! notifications block their consumer until the next one.
 //!

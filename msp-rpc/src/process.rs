@@ -4,6 +4,12 @@
 //! inherited, never parsed) that is attached to every exit, a clean one too. The exit is
 //! classified exactly once, by the codes `muse serve` documents; a code outside that table is
 //! only a code, and a host this side killed is told apart from one that crashed.
+//!
+//! A host may exit while a process it started keeps its stdout open: the pipe then never
+//! ends, and nothing else would tell the connection. So a thread per spawned host
+//! (`watch_host`) looks for its exit; the connection's reader marks each read it waits in
+//! (two atomics, `HostProcess::read_begun`), so that the watcher closes only once the pipe
+//! held nothing more of the host's.
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
@@ -18,9 +24,8 @@ use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
 use crate::endpoint::Role;
-use crate::shared::Shared;
-
 use crate::error::CloseReason;
+use crate::shared::Shared;
 
 /// How much stderr is kept: the last 8 KiB, at most 100 lines.
 pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
@@ -619,7 +624,7 @@ const KILL_LOOK: Duration = Duration::from_millis(50);
 pub const EXIT_LINGER: Duration = Duration::from_millis(250);
 
 /// How often a host's exit is looked for while its connection is open ([`watch_exit`]).
-pub(crate) const EXIT_POLL: Duration = Duration::from_millis(100);
+const EXIT_POLL: Duration = Duration::from_millis(100);
 
 /// Watches a spawned host while its connection is open: `look` gives the host's exit so far
 /// and where reading is ([`HostProcess::read_mark`]), or `None` once the connection closed

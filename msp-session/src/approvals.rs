@@ -117,11 +117,11 @@ impl Approvals {
 
     /// A request, from the view event or the server request (`asked`), arrived as `arrival`
     /// says: it opens the entry or replaces its request (a refill's page's, older than a
-    /// stage shown since its hole began, only fills a request not known). The stage is then the request's again, unless an update already
-    /// shows the same or a later requirement of the same approval: a request routed after
-    /// that update (a client routes the server request apart from the notifications) is older
-    /// than it, and a requirement's index only grows; at the same requirement the update's
-    /// choices and subject are the later word.
+    /// stage shown since its hole began, only fills a request not known). The stage is then
+    /// the request's again, unless an update already shows the same or a later requirement
+    /// of the same approval: a request routed after that update (a client routes the server
+    /// request apart from the notifications) is older than it, and a requirement's index only
+    /// grows; at the same requirement the update's choices and subject are the later word.
     pub(crate) fn requested(
         &mut self,
         request: ApprovalRequestParams,

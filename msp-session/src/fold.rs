@@ -664,10 +664,7 @@ impl Fold {
     fn state_value(&mut self, value: StateValue) -> Outcome {
         let refuse_repeat = self.rules.cursor_window == 0;
         let arrival = self.arrival();
-        Outcome::State(
-            self.state
-                .set(value, arrival.at, refuse_repeat, arrival.older_than),
-        )
+        Outcome::State(self.state.set(value, arrival, refuse_repeat))
     }
 
     fn view_gap(&mut self, session_id: String, after: String, next: String) -> Outcome {

@@ -1,5 +1,6 @@
 //! The session's state families: the latest of each, last write wins.
 
+use crate::fold::Arrival;
 use msp_types::{
     SessionApprovalModeChangedParams, SessionBranchChangedParams, SessionContextUsageParams,
     SessionGoalChangedParams, SessionModelChangedParams, SessionNameChangedParams,
@@ -204,15 +205,14 @@ impl SessionState {
         }
     }
 
-    /// Sets a family's value (last write wins), arrived as input `arrival`. `refuse_repeat`:
-    /// refuse a value whose cursor is the family's last one. `older_than`: the value comes
-    /// from a refill's page, older than whatever arrived live after that input.
+    /// Sets a family's value (last write wins), arrived as `arrival` says (a refill's page's
+    /// yields to a value that came live since its hole began). `refuse_repeat`: refuse a
+    /// value whose cursor is the family's last one.
     pub(crate) fn set(
         &mut self,
         value: StateValue,
-        arrival: u64,
+        arrival: Arrival,
         refuse_repeat: bool,
-        older_than: Option<u64>,
     ) -> StateChange {
         let family = value.family();
         let held = &mut self.values[family as usize];
@@ -220,11 +220,11 @@ impl SessionState {
             if refuse_repeat && last.cursor() == value.cursor() {
                 return StateChange::Repeated { family };
             }
-            if older_than.is_some_and(|start| *set > start) {
+            if arrival.yields_to(*set) {
                 return StateChange::Older { family };
             }
         }
-        let replaced = held.replace((value, arrival)).is_some();
+        let replaced = held.replace((value, arrival.at)).is_some();
         if !replaced {
             self.order.push(family);
         }

@@ -73,11 +73,11 @@ impl Drop for ApprovalHandler {
 
 impl Session {
     /// Runs [`Session::decide_approvals_until`] on a task of its own (on the runtime the
-    /// client was made in, a clone of the session moved there) until the handler returned is stopped or dropped,
-    /// or the connection closes: the session's handler, deciding while the program starts
-    /// turns and follows them. `decide` runs on a runtime's worker and must not block (a
-    /// handler that waits for someone is [`Session::handle_approvals_async`]'s). It may be
-    /// called outside that runtime.
+    /// client was made in, a clone of the session moved there) until the handler returned
+    /// is stopped or dropped, or the connection closes: the session's handler, deciding
+    /// while the program starts turns and follows them. `decide` runs on a runtime's worker
+    /// and must not block (a handler that waits for someone is
+    /// [`Session::handle_approvals_async`]'s). It may be called outside that runtime.
     ///
     /// ```no_run
     /// # async fn demo(session: msp_client::tokio::Session) -> Result<(), msp_client::Error> {
