@@ -1,5 +1,6 @@
 //! The fold: typed inputs in, an outcome for each, the session's state out.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::Set;
@@ -16,10 +17,15 @@ use crate::kept::Kept;
 use crate::prompts::{PendingPrompt, PromptChange, Prompts};
 use crate::refill::{Refill, RefillFailure};
 use crate::rules::FoldRules;
+
 use crate::state::{SessionState, StateChange, StateValue};
 use crate::turns::{
     accepted, turn_completed_of, TurnChange, TurnEntry, TurnEvent, TurnState, Turns,
 };
+
+/// How many filled holes' targets a fold remembers (a few bytes each; a host repeats a
+/// `view/gap` at a resume or a reconnect, not a thousand gaps later).
+const FILLED_KEPT: usize = 64;
 
 /// The snapshot format this fold reads (`history.snapshot.schemaVersion`).
 pub const SNAPSHOT_SCHEMA_VERSION: i64 = 1;
@@ -151,7 +157,8 @@ pub enum Outcome {
         /// This frame's `next`.
         next: String,
     },
-    /// `view/gap` naming a `next` seen while this hole is open: nothing changed.
+    /// `view/gap` naming a `next` seen while this hole is open, or the target of one of the
+    /// last holes filled: nothing changed.
     GapRepeated {
         /// The repeated `next`.
         next: String,
@@ -278,6 +285,9 @@ pub struct Fold {
     /// Cursors a refill served past its target, refused once when they arrive live again
     /// (kept when no cursor window does the job).
     twins: Set<String>,
+    /// The targets of the last [`FILLED_KEPT`] holes filled: a `view/gap` delivered again
+    /// after its hole was filled opens none.
+    filled: VecDeque<String>,
     discarded: bool,
     /// Inputs taken so far: when each arrived, to tell live state from a refill's older one.
     arrivals: u64,
@@ -302,6 +312,7 @@ impl Fold {
             state: SessionState::default(),
             gap: GapState::default(),
             twins: Set::default(),
+            filled: VecDeque::new(),
             discarded: false,
             arrivals: 0,
             paging_after: None,
@@ -668,7 +679,7 @@ impl Fold {
     }
 
     fn view_gap(&mut self, session_id: String, after: String, next: String) -> Outcome {
-        if self.gap.targets.contains(&next) {
+        if self.gap.targets.contains(&next) || self.filled.contains(&next) {
             return Outcome::GapRepeated { next };
         }
         self.gap.session_id.get_or_insert(session_id);
@@ -875,6 +886,10 @@ impl Fold {
         }
         match end.failure {
             None if self.gap.pending.as_ref().map(|(_, next)| next) == Some(&end.target) => {
+                if self.filled.len() == FILLED_KEPT {
+                    self.filled.pop_front();
+                }
+                self.filled.push_back(end.target);
                 self.gap = GapState::default();
             }
             None => {}

@@ -749,6 +749,31 @@ fn a_stalled_foreign_or_failed_page_fails_the_refill_with_its_reason() {
 }
 
 #[test]
+fn a_view_gap_delivered_again_after_its_hole_was_filled_opens_none() {
+    let mut fold = fold();
+    fold.apply(started("i1", 1, 1));
+    fold.apply(gap(1, 3));
+    let pages = [(
+        1,
+        page(
+            &[completed("i2", 1, "two", 2), completed("i3", 1, "three", 3)],
+            Some(cursor(3)),
+        ),
+    )];
+    walk(&mut fold, &pages);
+    assert!(fold.is_current());
+    // The host repeats the gap (a resume boundary): the hole is filled already.
+    assert!(matches!(
+        fold.apply(gap(1, 3)),
+        Outcome::GapRepeated { next } if next == cursor(3)
+    ));
+    assert!(fold.is_current());
+    // A new hole still opens.
+    assert!(matches!(fold.apply(gap(3, 5)), Outcome::Gap { .. }));
+    assert!(!fold.is_current());
+}
+
+#[test]
 fn gaps_merge_and_a_repeated_next_is_refused_while_the_hole_is_open() {
     let mut fold = fold();
     fold.apply(gap(1, 4));
