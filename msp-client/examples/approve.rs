@@ -13,7 +13,7 @@ use msp_client::{render, Options};
 use msp_types::SessionStartParams;
 
 fn main() -> Result<(), msp_client::Error> {
-    let choice = std::env::var("MSP_CHOICE").ok();
+    let choice = std::env::var("MSP_CHOICE").unwrap_or_default();
     let client = Client::spawn(&common::host(), Options::new("approve", "0.1.0"))?;
     let start = |id| SessionStartParams::builder().command_id(id).build();
     let (session, _) = client.start_session(start)?;
@@ -21,9 +21,8 @@ fn main() -> Result<(), msp_client::Error> {
     while let Some(approval) = turn.next_approval()? {
         let stage = approval.stage().expect("a stage to decide");
         println!("approve? {}", render::SubjectLine(stage.subject));
-        let offered = |c: &&msp_types::ApprovalChoice| Some(&c.choice_id) == choice.as_ref();
-        let first = &stage.choices[0];
-        let pick = stage.choices.iter().find(offered).unwrap_or(first);
+        let offered = stage.choices.iter().find(|c| c.choice_id == choice);
+        let pick = offered.unwrap_or(&stage.choices[0]);
         let ack = session.decide(&approval, &pick.choice_id, None)?;
         println!("decided: {} (terminal: {})", pick.label, ack.terminal);
         if ack.terminal {

@@ -1,6 +1,6 @@
 //! Watches a session from a cursor: each item as the fold takes it, a gap among the events
 //! refilled from `view/page` for you, until the event at the head the subscription named is
-//! folded with no gap open (or the host is quiet for ten seconds).
+//! folded with no gap open (an error when the host is quiet for ten seconds before).
 //!
 //! ```text
 //! MSP_SESSION=<id> MSP_AFTER=<cursor> cargo run -p msp-client --example watch_session -- [HOST [ARGS...]]
@@ -14,51 +14,30 @@
 use std::time::Duration;
 
 use msp_client::blocking::Client;
-use msp_client::{render, Error, Event, Options};
+use msp_client::{render, Options};
 use msp_session::Outcome;
 
-fn main() -> Result<(), Error> {
+fn main() -> Result<(), msp_client::Error> {
     let session_id = common::session("0198f0aa-fixture-session");
     let after = std::env::var("MSP_AFTER").unwrap_or_else(|_| format!("v:{session_id}:4"));
     let client = Client::spawn(&common::host(), Options::new("watch", "0.1.0"))?;
     let session = client.open_session(&session_id);
     let head = session.subscribe(Some(&after))?.view_cursor;
-    loop {
-        let event = match session.next_event_timeout(Duration::from_secs(10)) {
-            Ok(Some(event)) => event,
-            Ok(None) | Err(Error::TimedOut { .. }) => break,
-            Err(error) => return Err(error),
-        };
-        let mut at_head = false;
-        let outcomes = match event {
-            Event::Folded { input, outcome } => {
-                at_head = input.view_cursor() == Some(head.as_str());
-                vec![outcome]
-            }
-            Event::Refilled { outcomes } => {
-                let failed = session.read(|fold| fold.gap().failure().map(|f| f.to_string()));
-                println!("refilled: {}", failed.as_deref().unwrap_or("ok"));
-                outcomes
-            }
-            _ => continue, // `Lagged`: events dropped, the fold saw them
-        };
-        for outcome in outcomes {
-            match outcome {
-                Outcome::Item { item_id, .. } => {
-                    let line = session
-                        .read(|fold| Some(render::ItemLine(fold.item(&item_id)?).to_string()));
-                    println!("{}", line.unwrap_or_default());
-                }
-                Outcome::Gap { after, .. } => println!("gap after {after}: refilling"),
-                _ => {}
+    while let Some(event) = session.next_event_timeout(Duration::from_secs(10))? {
+        for outcome in event.outcomes() {
+            if let Outcome::Item { item_id: id, .. } = outcome {
+                let line = session.read(|f| Some(render::ItemLine(f.item(id)?).to_string()));
+                println!("{}", line.unwrap_or_default());
+            } else if let Outcome::Gap { after, .. } = outcome {
+                println!("gap after {after}: refilling");
             }
         }
+        let at_head = event.input().and_then(|input| input.view_cursor()) == Some(&*head);
         if at_head && session.read(|fold| fold.is_current()) {
             break;
         }
     }
     println!("items: {}", session.read(|fold| fold.items().len()));
-    drop(session);
     client.close();
     Ok(())
 }

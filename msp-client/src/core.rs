@@ -154,6 +154,26 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// What the host said, for [`Event::Folded`].
+    pub fn input(&self) -> Option<&Input> {
+        match self {
+            Event::Folded { input, .. } => Some(input),
+            _ => None,
+        }
+    }
+
+    /// What it did to the fold, in order: [`Event::Folded`]'s outcome, or each of
+    /// [`Event::Refilled`]'s; none for the others.
+    pub fn outcomes(&self) -> &[Outcome] {
+        match self {
+            Event::Folded { outcome, .. } => std::slice::from_ref(outcome),
+            Event::Refilled { outcomes } => outcomes,
+            Event::Lagged { .. } | Event::Closed { .. } => &[],
+        }
+    }
+}
+
 /// The connection ended: every wait fails with its reason (a session's, once nothing is held
 /// for its refill).
 struct Ended {
