@@ -248,6 +248,8 @@ impl Refill {
             Some(next) => next,
         };
         if reached && self.stops_at_target {
+            // A `view/gap` merged later walks on from here ([`Refill::retarget`]).
+            self.cursor = Some(next);
             self.walk = Walk::Done;
             return;
         }
@@ -256,6 +258,7 @@ impl Refill {
             return self.fail(RefillFailure::Stalled { cursor });
         }
         if reached {
+            self.cursor = Some(next);
             self.walk = Walk::Done;
             return;
         }

@@ -86,6 +86,13 @@ impl TurnEntry {
     pub fn foreground_completed(&self) -> Option<&TurnForegroundCompletedParams> {
         self.foreground.as_deref()
     }
+    /// A turn's hints hold while it runs; its end (any: completed, retracted, unqueued)
+    /// clears them.
+    fn clear_hints(&mut self) {
+        self.retry = None;
+        self.model_retry = None;
+        self.foreground = None;
+    }
 }
 
 /// What a turn event did.
@@ -161,6 +168,9 @@ pub(crate) struct Turns {
     index: Index,
     /// The running turn's place.
     active: Option<usize>,
+    /// When the running turn was last made so: a refill's page's older start does not
+    /// take its place.
+    active_at: u64,
 }
 
 impl Turns {
@@ -242,7 +252,11 @@ impl Turns {
                 }
                 entry.state = TurnState::Running;
                 entry.command_id = Some(command_id);
-                self.active = Some(at);
+                // A turn started live since the hole this page fills began runs now.
+                if self.active.is_none() || !arrival.yields_to(self.active_at) {
+                    self.active = Some(at);
+                    self.active_at = arrival.at;
+                }
                 TurnChange::Running
             }
             TurnEvent::Completed(params) => {
@@ -262,9 +276,7 @@ impl Turns {
                 }
                 entry.state = TurnState::Ended;
                 entry.ended = Some(params);
-                entry.retry = None;
-                entry.model_retry = None;
-                entry.foreground = None;
+                entry.clear_hints();
                 self.clear_active(at);
                 TurnChange::Ended
             }
@@ -281,6 +293,7 @@ impl Turns {
                 }
                 entry.state = TurnState::Retracted;
                 entry.command_id = Some(command_id);
+                entry.clear_hints();
                 self.clear_active(at);
                 TurnChange::Retracted
             }
@@ -290,6 +303,7 @@ impl Turns {
                 }
                 entry.state = TurnState::Unqueued;
                 entry.command_id = Some(command_id);
+                entry.clear_hints();
                 self.clear_active(at);
                 TurnChange::Unqueued
             }

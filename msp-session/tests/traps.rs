@@ -265,6 +265,41 @@ fn a_late_turn_completed_after_a_retraction_settles_nothing() {
 }
 
 #[test]
+fn a_turns_end_of_any_kind_clears_its_retry_hints() {
+    let retry = |turn: &str, at: u32| {
+        event(
+            "turn/retryScheduled",
+            json!({"turnId": turn, "attempt": 1, "maxAttempts": 5, "nextAttempt": 2,
+                "reason": "overloaded", "retryDelayMs": 100, "viewCursor": cursor(at)}),
+        )
+    };
+    let mut fold = fold();
+    feed(
+        &mut fold,
+        [
+            turn_started("t1", 1),
+            retry("t1", 2),
+            turn_started("t2", 3),
+            retry("t2", 4),
+            turn_started("t3", 5),
+            retry("t3", 6),
+        ],
+    );
+    feed(
+        &mut fold,
+        [
+            retracted("t1", "accepted", 7),
+            unqueued("t2", 8),
+            turn_completed("t3", "completed", 9),
+        ],
+    );
+    for id in ["t1", "t2", "t3"] {
+        assert!(fold.turn(id).unwrap().state().is_over(), "{id}");
+        assert!(fold.turn(id).unwrap().retry_scheduled().is_none(), "{id}");
+    }
+}
+
+#[test]
 fn a_declined_retract_of_an_unknown_turn_is_stale_and_an_unqueued_turn_never_ran() {
     let mut fold = fold();
     assert!(matches!(
@@ -771,6 +806,54 @@ fn a_view_gap_delivered_again_after_its_hole_was_filled_opens_none() {
     // A new hole still opens.
     assert!(matches!(fold.apply(gap(3, 5)), Outcome::Gap { .. }));
     assert!(!fold.is_current());
+}
+
+/// The `view/gap` flushed after its `next` (a turn started live): the page's older turn,
+/// started and ended in the hole, leaves the live one running as the session's active turn.
+#[test]
+fn a_refills_older_turn_does_not_take_the_live_turns_place_as_active() {
+    let mut fold = fold();
+    fold.apply(turn_started("t0", 1));
+    fold.apply(turn_completed("t0", "completed", 2));
+    fold.apply(turn_started("t2", 5));
+    fold.apply(gap(2, 5));
+    let pages = [(
+        2,
+        page(
+            &[
+                turn_started("t1", 3),
+                turn_completed("t1", "completed", 4),
+                turn_started("t2", 5),
+            ],
+            None,
+        ),
+    )];
+    walk(&mut fold, &pages);
+    assert!(fold.is_current());
+    assert_eq!(fold.turn("t1").unwrap().state(), TurnState::Ended);
+    assert_eq!(fold.active_turn().map(|t| t.id()), Some("t2"));
+}
+
+/// A hole merged after the walk reached its first target walks on from the last page's
+/// next cursor, not from the hole's start again.
+#[test]
+fn a_refill_retargeted_after_it_reached_its_target_walks_on_from_the_last_page() {
+    let mut fold = fold();
+    fold.apply(turn_started("t1", 1));
+    fold.apply(gap(1, 3));
+    let mut refill = fold.begin_refill().unwrap();
+    assert_eq!(refill.next_request().unwrap().cursor, Some(cursor(1)));
+    let served = [
+        turn_started("t2", 2),
+        turn_started("t3", 3),
+        turn_started("t4", 4),
+    ];
+    refill.page(page(&served, Some(cursor(4))));
+    assert!(refill.is_over());
+    refill.retarget(cursor(6));
+    assert_eq!(refill.next_request().unwrap().cursor, Some(cursor(4)));
+    refill.page(page(&[turn_started("t5", 5), turn_started("t6", 6)], None));
+    assert!(refill.is_over() && refill.failure().is_none());
 }
 
 #[test]
