@@ -873,6 +873,20 @@ fn a_running_turn_is_steered_and_interrupted() {
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
 
+/// A running turn interrupted and retracted: its outcome says so.
+#[test]
+fn a_retracted_turn_ends_retracted() {
+    let Some(dir) = support::retracted_turn() else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path());
+    let interrupted = turn.interrupt(true).expect("interrupted");
+    assert_eq!(interrupted.turn_id, turn.id());
+    assert!(matches!(turn.completed(), TurnOutcome::Retracted));
+    drop((turn, session));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
 /// The approval round trip with a second stage: the first decision is not terminal, the
 /// host moves the approval to requirement 1 (`approval/updated`), and that one is decided
 /// (`allow_session`, then `allow_once`). `stale`: the first decision is refused instead, the

@@ -146,6 +146,20 @@ async fn a_settlement_awaited_before_the_answer_is_sent_is_this_clients() {
     assert_eq!(settlement.by, SettledBy::ThisClient(ack.command_id));
 }
 
+/// A running turn interrupted and retracted: its outcome says so.
+#[tokio::test]
+async fn a_retracted_turn_ends_retracted() {
+    let Some(dir) = support::retracted_turn() else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path(), &[], "Say hello.").await;
+    let interrupted = turn.interrupt(true).await.expect("interrupted");
+    assert_eq!(interrupted.turn_id, turn.id());
+    assert!(matches!(turn.completed().await, TurnOutcome::Retracted));
+    drop((turn, session));
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+}
+
 /// A turn's items and a session's events as streams: the items stream gives what another
 /// handle of the turn takes with `next_item`, and ends with the turn; the events stream
 /// gives what the session routed, and ends once the connection closed.

@@ -249,6 +249,36 @@ pub fn own_turn_id(frames: &mut [(bool, serde_json::Value)]) {
     }
 }
 
+/// The interrupt [`retracted_turn`] sends.
+pub const RETRACT: &str = "0198f0ab-5151-7000-8000-0000000000d3";
+
+/// `text-run-single-turn` where the client interrupts the running turn asking to retract
+/// it (`turn/interrupt` with `retract: true`), the host acknowledges and retracts it
+/// (`turn/retracted`, accepted): nothing of the turn follows.
+pub fn retracted_turn() -> Option<tempfile::TempDir> {
+    derived("text-run-single-turn", |frames| {
+        let started = frames
+            .iter()
+            .position(|(_, f)| f["method"] == "turn/started")
+            .unwrap();
+        let params = frames[started].1["params"].clone();
+        let (session, turn) = (&params["sessionId"], &params["turnId"]);
+        let interrupt = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "turn/interrupt",
+            "params": {"sessionId": session, "commandId": RETRACT, "turnId": turn,
+                "retract": true}});
+        let ack = serde_json::json!({"jsonrpc": "2.0", "id": 4, "result":
+            {"commandId": RETRACT, "status": "accepted", "turnId": turn}});
+        let mut retracted = params.clone();
+        retracted["commandId"] = RETRACT.into();
+        retracted["outcome"] = "accepted".into();
+        retracted["viewCursor"] = format!("{}.1", params["viewCursor"].as_str().unwrap()).into();
+        let retracted =
+            serde_json::json!({"jsonrpc": "2.0", "method": "turn/retracted", "params": retracted});
+        frames.truncate(started + 1);
+        frames.extend([(true, interrupt), (false, ack), (false, retracted)]);
+    })
+}
+
 /// The turn id [`own_turn_id`] gives.
 pub const TURN: &str = "0198f0aa-7777-7000-8000-0000000000d1";
 
