@@ -313,6 +313,14 @@ fn check_answer(question: &UserInputQuestion, answer: &UserInputAnswer) -> Resul
             if question.selection.mode == UserInputSelectionMode::Single {
                 return Err(selection(id, "a single question takes one `label`"));
             }
+            // A label picked twice is one pick: the bounds count options, not entries.
+            if let Some(twice) = labels
+                .iter()
+                .enumerate()
+                .find_map(|(at, label)| labels[..at].contains(label).then_some(label))
+            {
+                return Err(selection(id, &format!("{twice:?} picked twice")));
+            }
             let count = labels.len() as i64;
             if let Some(min) = question.selection.min_selections.filter(|&min| count < min) {
                 return Err(selection(id, &format!("{count} picked, at least {min}")));
@@ -532,6 +540,12 @@ mod tests {
         assert!(matches!(
             check_answers(&multiple, &[Answer::labels("db", ["Oracle"])]),
             Err(AskError::NotOffered { .. })
+        ));
+        // The same label twice is one pick, not two.
+        let twice = request(UserInputSelectionMode::Multiple, Some(2), None);
+        assert!(matches!(
+            check_answers(&twice, &[Answer::labels("db", ["SQLite", "SQLite"])]),
+            Err(AskError::Selection { reason, .. }) if reason.contains("twice")
         ));
     }
 }

@@ -522,7 +522,8 @@ impl Deciding {
     }
 
     /// After a decision failed: a stage another decision won (`approvalAlreadyResolved`, or
-    /// resolved before it was sent) or the host moved past (`approvalRequirementStale`) is
+    /// resolved before it was sent), one the host moved past (`approvalRequirementStale`) or
+    /// dropped before its resolution reached this client (`approvalNotFound`: with its turn) is
     /// passed on, the resolution or the next stage still to come; a choice the host no
     /// longer offers (`approvalChoiceInvalid`: it changed the stage's choices) is passed on
     /// until the fold shows the change, and then offered again with its new choices (the
@@ -536,7 +537,9 @@ impl Deciding {
     ) -> Result<Option<CloseReason>, Error> {
         let gone = match &error {
             Error::Rpc(RpcError::Remote(remote)) => match remote.kind() {
-                Some("approvalAlreadyResolved" | "approvalRequirementStale") => true,
+                Some(
+                    "approvalAlreadyResolved" | "approvalRequirementStale" | "approvalNotFound",
+                ) => true,
                 Some("approvalChoiceInvalid") => {
                     tracing::debug!(approval = approval.id(), %error, "the stage's choices changed");
                     self.pass(approval);
@@ -756,26 +759,54 @@ mod tests {
     /// A decision refused as a choice the stage does not offer (`approvalChoiceInvalid`) is
     /// no end of the handler: the stage is not offered again until the fold shows its
     /// choices changed, whether the change is folded after the refusal or before it.
-    #[test]
-    fn a_stage_refused_a_choice_is_offered_again_once_its_choices_changed() {
+    /// The host's refusal of `approval/decide` as `kind`.
+    fn refused_as(code: i64, kind: &str) -> Error {
         let error = msp_types::ErrorObject::builder()
-            .code(-32052)
-            .message("not offered")
-            .data(
-                serde_json::from_value::<msp_types::ErrorData>(
-                    json!({"kind": "approvalChoiceInvalid"}),
-                )
-                .unwrap(),
-            )
+            .code(code)
+            .message("refused")
+            .data(serde_json::from_value::<msp_types::ErrorData>(json!({"kind": kind})).unwrap())
             .build();
         let entry = error.registry_entry();
-        let refusal = || {
-            Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
-                method: "approval/decide",
-                error: error.clone(),
-                entry,
-            }))
-        };
+        Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
+            method: "approval/decide",
+            error,
+            entry,
+        }))
+    }
+
+    /// The stage of a decision the host refused as gone (resolved, moved past, not found)
+    /// is passed on, and the handler goes on; any other refusal is the caller's.
+    #[test]
+    fn a_stage_the_host_says_is_gone_is_passed_on() {
+        for (code, kind, gone) in [
+            (-32050, "approvalNotFound", true),
+            (-32051, "approvalAlreadyResolved", true),
+            (-32053, "approvalRequirementStale", true),
+            (-32054, "approvalReviewerUnavailable", false),
+        ] {
+            let mut fold = Fold::for_session("s", FoldRules::default());
+            fold.apply(event(
+                "approval/requested",
+                with(
+                    stage(0),
+                    json!({"turnId": "t1",
+                "taskId": "task", "itemId": "tool-1", "toolCallId": "c1", "toolName": "shell",
+                "rawArgs": "{}", "protectedWrite": false, "judgeEscalated": false}),
+                ),
+            ));
+            let shown = fold.pending_approval("a1").expect("pending").clone();
+            let mut deciding = Deciding::default();
+            let failed = deciding.failed(&shown, refused_as(code, kind));
+            assert_eq!(matches!(failed, Ok(None)), gone, "{kind}: {failed:?}");
+            // Passed on: not offered again (the wait goes on for another).
+            let next = deciding.next(&fold, &Asked::default(), None);
+            assert_eq!(next.is_none(), gone, "{kind}: {next:?}");
+        }
+    }
+
+    #[test]
+    fn a_stage_refused_a_choice_is_offered_again_once_its_choices_changed() {
+        let refusal = || refused_as(-32052, "approvalChoiceInvalid");
         // Stage 0 with choices named `prefix`.
         let choices = |prefix: &str, at: u32| {
             let mut params = stage(0);
