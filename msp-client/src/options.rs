@@ -81,8 +81,9 @@ pub struct Retry {
     /// The most the first wait before sending again after a retryable error may be; each
     /// next one's doubles, up to [`Retry::MAX_BACKOFF`] (or this, when larger). Each wait is
     /// drawn at random up to
-    /// that (full jitter), so that clients refused together do not come back together. None
-    /// after a timeout: the timeout waited already.
+    /// that (full jitter), so that clients refused together do not come back together; a
+    /// wait is never shorter than the host asked for (`data.retryAfterMs`). None after a
+    /// timeout: the timeout waited already.
     pub backoff: Duration,
 }
 
@@ -117,7 +118,9 @@ impl Retry {
         match error {
             RpcError::TimedOut { .. } => Some(Duration::ZERO),
             RpcError::Remote(remote) if remote.retryable() == Some(true) && !draining(remote) => {
-                Some(self.backoff_of(attempt))
+                // The host's own word on how long to wait, when it gave one, is the least.
+                let asked = remote.retry_after().unwrap_or_default();
+                Some(self.backoff_of(attempt).max(asked))
             }
             _ => None,
         }
@@ -203,6 +206,28 @@ mod tests {
         for kind in ["shuttingDown", "overloaded"] {
             let draining = said(-32039, Some((kind, Some(true))));
             assert!(retry.again(1, &draining).is_none(), "draining by its code");
+        }
+    }
+
+    /// A wait is never shorter than the host asked for, whether or not the build names the
+    /// experimental member that asks.
+    #[test]
+    fn a_retry_waits_at_least_as_long_as_the_host_asks() {
+        let retry = Retry::default();
+        let error: msp_types::ErrorObject = serde_json::from_value(serde_json::json!({
+            "code": -32031, "message": "slow down",
+            "data": {"kind": "backpressured", "retryable": true, "retryAfterMs": 1000}
+        }))
+        .unwrap();
+        let entry = error.registry_entry();
+        let backpressured = RpcError::Remote(msp_rpc::RemoteError {
+            method: "turn/steer",
+            error,
+            entry,
+        });
+        for attempt in 1..3 {
+            let wait = retry.again(attempt, &backpressured).expect("sent again");
+            assert!(wait >= Duration::from_millis(1000), "{attempt}: {wait:?}");
         }
     }
 

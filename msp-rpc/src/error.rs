@@ -89,6 +89,15 @@ impl RemoteError {
         said.or_else(|| self.entry.and_then(|e| e.retryable))
     }
 
+    /// How long the host asks to wait before the call is tried again (`data.retryAfterMs`,
+    /// an experimental member: read from the data as sent, whether or not this build names
+    /// it).
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        let data = serde_json::to_value(self.error.data.as_ref()?).ok()?;
+        let millis = data.get("retryAfterMs")?.as_u64()?;
+        Some(std::time::Duration::from_millis(millis))
+    }
+
     /// The JSON-RPC error code.
     pub fn code(&self) -> i64 {
         self.error.code
