@@ -1,22 +1,27 @@
 //! Every shared transcript played to the end through the session API, against the canned
-//! host as a child process: the recorded client's requests become session calls (a resume, a
-//! turn, a decision checked against the offered choices, an answer checked against the
-//! offered labels, a goal, ...) with fresh ids; `view/page` is left to the session's own gap
-//! refill; the host's requests are answered by the client. Each run waits until the last
-//! recorded view event reached its session, checks that each session's events are the host's
-//! frames naming it (its requests among its notifications) in wire order, and that each turn,
-//! prompt and approval the recording ends comes to the same end through the session API, then
-//! closes: the host must exit 0.
+//! host: as a child process, through the blocking client and through the tokio client, and
+//! on a thread of this process over in-memory pipes. The recorded client's requests become
+//! session calls (a resume, a turn, a decision checked against the offered choices, an
+//! answer checked against the offered labels, a goal, ...) with fresh ids; `view/page` is
+//! left to the session's own gap refill; the host's requests are answered by the client.
+//! Each run waits until the last recorded view event reached its session, checks that each
+//! session's events are the host's frames naming it (its requests among its notifications)
+//! in wire order, and that each turn, prompt and approval the recording ends comes to the
+//! same end through the session API, then closes: the host must have played its recording
+//! to the end.
 
 mod support;
+
+#[path = "scenarios/driver.rs"]
+mod driver;
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use msp_client::blocking::{Client, Session};
+use driver::Driver;
 use msp_client::{Answer, Error, Event, SettledBy, TurnOutcome};
-use msp_rpc::{new_command_id, Command, HostCommand};
+use msp_rpc::{new_command_id, Command};
 use msp_session::Input;
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
@@ -36,6 +41,23 @@ const REFILL_WALK: &[&str] = &[
 
 #[test]
 fn every_shared_scenario_plays_to_the_end_through_the_session_api() {
+    play_every_scenario(driver::Blocking::connect);
+}
+
+#[test]
+fn every_shared_scenario_plays_to_the_end_over_in_memory_pipes() {
+    play_every_scenario(driver::Blocking::in_memory);
+}
+
+#[cfg(feature = "tokio")]
+#[test]
+fn every_shared_scenario_plays_to_the_end_through_the_session_api_on_tokio() {
+    play_every_scenario(driver::OnTokio::connect);
+}
+
+/// Plays every shared scenario through driver `D`, each connected by `connect`, and checks
+/// that the ends the corpus has are each met at least once.
+fn play_every_scenario<D: Driver>(connect: Connect<D>) {
     let Some(dir) = support::transcripts() else {
         eprintln!("skipped: MSP_SHARED_DIR is not set to the shared material");
         return;
@@ -51,7 +73,7 @@ fn every_shared_scenario_plays_to_the_end_through_the_session_api() {
     let mut ends = std::collections::BTreeMap::new();
     for scenario in &scenarios {
         let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
-        match play(scenario) {
+        match play(scenario, connect) {
             Ok((calls, checked)) => {
                 println!(
                     "{name}: played ({calls} session calls, {} ends)",
@@ -88,6 +110,9 @@ fn every_shared_scenario_plays_to_the_end_through_the_session_api() {
     }
 }
 
+/// How a driver connects to the canned host playing a scenario ([`Driver::connect`]).
+type Connect<D> = fn(&Path, &[&str], msp_client::Options) -> Result<D, Error>;
+
 /// One recorded frame: its direction and its JSON.
 struct Recorded {
     client: bool,
@@ -110,9 +135,9 @@ fn load(scenario: &Path) -> Vec<Recorded> {
         .collect()
 }
 
-struct Player {
-    client: Client,
-    sessions: HashMap<String, Session>,
+struct Player<D: Driver> {
+    client: D,
+    sessions: HashMap<String, D::Session>,
     /// Recorded `commandId` -> the one minted for it, so that a recorded replay is one.
     command_ids: HashMap<String, String>,
     calls: usize,
@@ -122,7 +147,7 @@ struct Player {
 
 /// Plays `scenario`: the session calls made, and the ends checked (see
 /// [`Player::check_ends`]).
-fn play(scenario: &Path) -> Result<(usize, Vec<String>), String> {
+fn play<D: Driver>(scenario: &Path, connect: Connect<D>) -> Result<(usize, Vec<String>), String> {
     let recorded = load(scenario);
     let initialize = recorded
         .iter()
@@ -132,10 +157,7 @@ fn play(scenario: &Path) -> Result<(usize, Vec<String>), String> {
     if let Some(initialize) = initialize {
         options = options.initialize(initialize);
     }
-    let command = HostCommand::new(support::host_binary())
-        .args(REFILL_WALK.iter().flat_map(|pattern| ["--allow", pattern]))
-        .arg(scenario);
-    let client = Client::spawn(&command, options).map_err(|e| format!("connect: {e}"))?;
+    let client = connect(scenario, REFILL_WALK, options).map_err(|e| format!("connect: {e}"))?;
     let mut player = Player {
         client,
         sessions: HashMap::new(),
@@ -159,10 +181,7 @@ fn play(scenario: &Path) -> Result<(usize, Vec<String>), String> {
     ends.extend(player.check_ends(&recorded)?);
     let calls = player.calls;
     drop(player.sessions);
-    let exit = player.client.close().ok_or("no exit")?;
-    if exit.code != Some(0) {
-        return Err(format!("the host exited {exit}"));
-    }
+    player.client.close()?;
     Ok((calls, ends))
 }
 
@@ -174,7 +193,7 @@ fn with_command_id<P: serde::de::DeserializeOwned>(params: &Value, command_id: &
     serde_json::from_value(params).expect("recorded params decode")
 }
 
-impl Player {
+impl<D: Driver> Player<D> {
     fn command_id(&mut self, params: &Value) -> String {
         let recorded = params["commandId"].as_str().unwrap_or_default().to_owned();
         self.command_ids
@@ -183,7 +202,7 @@ impl Player {
             .clone()
     }
 
-    fn session(&mut self, params: &Value) -> Result<Session, String> {
+    fn session(&mut self, params: &Value) -> Result<D::Session, String> {
         let id = params["sessionId"].as_str().ok_or("no sessionId")?;
         if let Some(session) = self.sessions.get(id) {
             return Ok(session.clone());
@@ -201,7 +220,7 @@ impl Player {
         let session = self.session(params)?;
         let command_id = self.command_id(params);
         let command = Command::<M>::with_id(command_id, |id| with_command_id(params, &id));
-        accept_remote(session.send(&command).map(drop))
+        accept_remote(self.client.send(&session, &command))
     }
 
     fn call(&mut self, method: &str, params: &Value) -> Result<(), String> {
@@ -215,93 +234,90 @@ impl Player {
         };
         match method {
             "session/start" => {
-                let (session, _) = self
+                let session = self
                     .client
                     .start_session(|id| with_command_id(params, &id))
                     .map_err(|e| e.to_string())?;
-                self.sessions.insert(session.id().to_owned(), session);
+                self.sessions.insert(D::id(&session), session);
             }
-            "session/resume" => {
-                let resumed = self
-                    .client
-                    .resume_session_with(|id| with_command_id(params, &id));
-                match resumed {
-                    Ok((session, _)) => {
-                        self.sessions.insert(session.id().to_owned(), session);
-                    }
-                    Err(e) => accept_remote(Err(e))?,
+            "session/resume" => match self
+                .client
+                .resume_session(|id| with_command_id(params, &id))
+            {
+                Ok(session) => {
+                    self.sessions.insert(D::id(&session), session);
                 }
-            }
+                Err(e) => accept_remote(Err(e))?,
+            },
             "view/subscribe" => {
                 self.session(params)?;
                 let params = serde_json::from_value(params.clone()).unwrap();
-                accept_remote(
-                    self.client
-                        .request::<methods::ViewSubscribe>(&params)
-                        .map(drop),
-                )?;
+                accept_remote(self.client.request::<methods::ViewSubscribe>(&params))?;
             }
             "turn/start" => {
                 let session = self.session(params)?;
                 let command_id = self.command_id(params);
-                accept_remote(
-                    session
-                        .start_turn(|_| with_command_id(params, &command_id))
-                        .map(drop),
-                )?;
+                let build = |_| with_command_id(params, &command_id);
+                accept_remote(self.client.start_turn(&session, build))?;
             }
             "approval/decide" => {
                 let session = self.session(params)?;
-                let approval = session.next_approval(WAIT).map_err(|e| e.to_string())?;
+                let approval = self
+                    .client
+                    .next_approval(&session)
+                    .map_err(|e| e.to_string())?;
                 assert_eq!(approval.id(), params["approvalId"], "the approval asked");
                 let feedback = params["feedback"].as_str();
                 let choice = params["choiceId"].as_str().unwrap();
-                accept_remote(session.decide(&approval, choice, feedback).map(drop))?;
+                accept_remote(self.client.decide(&session, &approval, choice, feedback))?;
             }
             "userInput/answer" => {
                 let session = self.session(params)?;
-                let prompt = session.next_prompt(WAIT).map_err(|e| e.to_string())?;
+                let prompt = self
+                    .client
+                    .next_prompt(&session)
+                    .map_err(|e| e.to_string())?;
                 assert_eq!(prompt.id(), params["userInputId"], "the question asked");
-                accept_remote(session.answer(prompt.id(), answers(params)).map(drop))?;
+                accept_remote(self.client.answer(&session, prompt.id(), answers(params)))?;
             }
             "userInput/cancel" => {
                 let session = self.session(params)?;
-                let prompt = session.next_prompt(WAIT).map_err(|e| e.to_string())?;
+                let prompt = self
+                    .client
+                    .next_prompt(&session)
+                    .map_err(|e| e.to_string())?;
                 let reason = params["reason"].as_str();
-                accept_remote(session.cancel_prompt(prompt.id(), reason).map(drop))?;
+                accept_remote(self.client.cancel_prompt(&session, prompt.id(), reason))?;
             }
             "userInput/interrupt" => {
                 let session = self.session(params)?;
                 let id = params["userInputId"].as_str().unwrap();
                 // Answers are checked against the questions: wait for them to arrive.
-                session
-                    .wait_for(WAIT, |fold| fold.pending_prompt(id)?.request().map(drop))
-                    .map_err(|e| e.to_string())?;
-                accept_remote(session.interrupt_prompt(id, answers(params)).map(drop))?;
+                self.client.asked(&session, id).map_err(|e| e.to_string())?;
+                accept_remote(self.client.interrupt_prompt(&session, id, answers(params)))?;
             }
             "userInput/engaged" => {
                 let session = self.session(params)?;
-                session
-                    .engaged(params["userInputId"].as_str().unwrap())
+                self.client
+                    .engaged(&session, params["userInputId"].as_str().unwrap())
                     .map_err(|e| e.to_string())?;
             }
             "turn/interrupt" => {
                 let session = self.session(params)?;
                 let turn = params["turnId"].as_str();
                 let retract = params["retract"].as_bool().unwrap_or(false);
-                accept_remote(session.interrupt(turn, retract).map(drop))?;
+                accept_remote(self.client.interrupt(&session, turn, retract))?;
             }
             "turn/unqueue" => {
                 let session = self.session(params)?;
                 accept_remote(
-                    session
-                        .unqueue(params["turnId"].as_str().unwrap())
-                        .map(drop),
+                    self.client
+                        .unqueue(&session, params["turnId"].as_str().unwrap()),
                 )?;
             }
             "model/list" => {
                 let params = serde_json::from_value(params.clone()).unwrap();
-                accept_remote(self.client.request::<methods::ModelList>(&params).map(drop))?;
+                accept_remote(self.client.request::<methods::ModelList>(&params))?;
             }
             "goal/set" => self.send::<methods::GoalSet>(params)?,
             "goal/edit" => self.send::<methods::GoalEdit>(params)?,
@@ -310,12 +326,12 @@ impl Player {
             "goal/clear" => self.send::<methods::GoalClear>(params)?,
             "session/compact" => {
                 let session = self.session(params)?;
-                accept_remote(session.compact(params["turnId"].as_str()).map(drop))?;
+                accept_remote(self.client.compact(&session, params["turnId"].as_str()))?;
             }
             "session/setModel" => {
                 let session = self.session(params)?;
                 let model = serde_json::from_value(params["model"].clone()).unwrap();
-                accept_remote(session.set_model(model).map(drop))?;
+                accept_remote(self.client.set_model(&session, model))?;
             }
             "session/userShell" => self.send::<methods::SessionUserShell>(params)?,
             "subagent/close" => self.send::<methods::SubagentClose>(params)?,
@@ -341,9 +357,9 @@ impl Player {
         let Some((session, cursor)) = last else {
             return Ok(());
         };
-        let session_id = session.id().to_owned();
+        let session_id = D::id(session);
         loop {
-            let event = session.next_event_timeout(WAIT.unwrap());
+            let event = self.client.next_event(session, WAIT.unwrap());
             if let Ok(Some(event)) = &event {
                 self.taken
                     .entry(session_id.clone())
@@ -362,7 +378,7 @@ impl Player {
     }
 }
 
-impl Player {
+impl<D: Driver> Player<D> {
     /// Each session's events (those the wait for the last one took, then every one routed
     /// by now) are the host's frames that name it, requests and notifications alike, in the
     /// order the recording has them: all of them up to the last one routed (a page's
@@ -372,7 +388,7 @@ impl Player {
         let mut checked = Vec::new();
         for (id, session) in &self.sessions {
             let taken = self.taken.entry(id.clone()).or_default();
-            while let Ok(Some(event)) = session.next_event_timeout(Duration::ZERO) {
+            while let Ok(Some(event)) = self.client.next_event(session, Duration::ZERO) {
                 taken.push(event);
             }
             let mut wire = recorded
@@ -442,9 +458,9 @@ impl Player {
             match r.frame["method"].as_str().unwrap_or_default() {
                 "turn/completed" | "turn/unqueued" | "turn/retracted" => {
                     let turn_id = text(&params["turnId"]);
-                    let outcome = session
-                        .turn(&turn_id)
-                        .completed_within(WAIT)
+                    let outcome = self
+                        .client
+                        .turn_outcome(session, &turn_id)
                         .map_err(|e| format!("turn {turn_id}: {e}"))?;
                     let ended = match &outcome {
                         TurnOutcome::Ended(ended) => {
@@ -466,8 +482,9 @@ impl Player {
                 }
                 "userInput/settled" => {
                     let id = text(&params["userInputId"]);
-                    let settled = session
-                        .settled(&id, WAIT)
+                    let settled = self
+                        .client
+                        .settled(session, &id)
                         .map_err(|e| format!("prompt {id}: {e}"))?;
                     let by = &params["decidedByCommandId"];
                     let who = match &settled.by {
@@ -492,8 +509,9 @@ impl Player {
                 }
                 "approval/resolved" => {
                     let id = text(&params["approvalId"]);
-                    let resolved = session
-                        .resolved(&id, WAIT)
+                    let resolved = self
+                        .client
+                        .resolved(session, &id)
                         .map_err(|e| format!("approval {id}: {e}"))?;
                     if wire(&resolved.decision) != params["decision"] {
                         return Err(format!(
