@@ -23,10 +23,6 @@ use crate::turns::{
     accepted, turn_completed_of, TurnChange, TurnEntry, TurnEvent, TurnState, Turns,
 };
 
-/// How many filled holes' targets a fold remembers (a few bytes each; a host repeats a
-/// `view/gap` at a resume or a reconnect, not a thousand gaps later).
-const FILLED_KEPT: usize = 64;
-
 /// The snapshot format this fold reads (`history.snapshot.schemaVersion`).
 pub const SNAPSHOT_SCHEMA_VERSION: i64 = 1;
 
@@ -285,8 +281,9 @@ pub struct Fold {
     /// Cursors a refill served past its target, refused once when they arrive live again
     /// (kept when no cursor window does the job).
     twins: Set<String>,
-    /// The targets of the last [`FILLED_KEPT`] holes filled: a `view/gap` delivered again
-    /// after its hole was filled opens none.
+    /// The targets of the last holes filled ([`FoldRules::filled_gaps_remembered`], every
+    /// `next` a merged hole had): a `view/gap` delivered again after its hole was filled
+    /// opens none.
     filled: VecDeque<String>,
     discarded: bool,
     /// Inputs taken so far: when each arrived, to tell live state from a refill's older one.
@@ -886,10 +883,10 @@ impl Fold {
         }
         match end.failure {
             None if self.gap.pending.as_ref().map(|(_, next)| next) == Some(&end.target) => {
-                if self.filled.len() == FILLED_KEPT {
-                    self.filled.pop_front();
-                }
-                self.filled.push_back(end.target);
+                let remembered = self.rules.filled_gaps_remembered;
+                self.filled.extend(self.gap.targets.drain());
+                let forgotten = self.filled.len().saturating_sub(remembered);
+                self.filled.drain(..forgotten);
                 self.gap = GapState::default();
             }
             None => {}

@@ -237,11 +237,16 @@ impl Refill {
         }
         let cycle = |next: &String| self.asked.contains(next) || self.served.contains(next);
         let cycle = page.next_cursor.as_ref().is_some_and(cycle);
+        let last_served = served_here.last().cloned();
         self.served.extend(served_here);
         let next = match page.next_cursor {
             None => {
                 // The end of the view: everything the hole missed was served (its target may
-                // have been an ephemeral event no page serves).
+                // have been an ephemeral event no page serves). A `view/gap` merged later
+                // walks on from the last event served ([`Refill::retarget`]).
+                if let Some(last) = last_served {
+                    self.cursor = Some(last);
+                }
                 self.walk = Walk::Done;
                 return;
             }

@@ -32,6 +32,14 @@ pub struct FoldRules {
     /// duplicate and not applied (`false`: the last `turn/completed` wins, an accepted retract
     /// or an unqueue applies from any state, as Python does).
     pub first_end_wins: bool,
+    /// A retract or an unqueue clears the turn's hints (a retry scheduled, the foreground
+    /// completed), as `turn/completed` does (`false`: only `turn/completed` clears them, as
+    /// Python does).
+    pub any_end_clears_hints: bool,
+    /// How many filled holes' targets are remembered, so that a `view/gap` delivered again
+    /// after its hole was filled (at a resume, a reconnect) opens none (`0`: none, as Python
+    /// does: it opens the hole again and pages it).
+    pub filled_gaps_remembered: usize,
     /// The `approval/request` and `userInput/request` server requests feed the same entries
     /// as their view events.
     pub requests_feed_the_fold: bool,
@@ -64,6 +72,8 @@ impl Default for FoldRules {
             held_delta_bytes: 1024 * 1024,
             cursor_window: 4096,
             first_end_wins: true,
+            any_end_clears_hints: true,
+            filled_gaps_remembered: 64,
             requests_feed_the_fold: true,
             seed_from_results: true,
             bind_to_session: true,
@@ -90,6 +100,8 @@ impl FoldRules {
             hold_absent_deltas: false,
             cursor_window: 0,
             first_end_wins: false,
+            any_end_clears_hints: false,
+            filled_gaps_remembered: 0,
             requests_feed_the_fold: false,
             seed_from_results: false,
             bind_to_session: false,

@@ -293,7 +293,9 @@ impl Turns {
                 }
                 entry.state = TurnState::Retracted;
                 entry.command_id = Some(command_id);
-                entry.clear_hints();
+                if rules.any_end_clears_hints {
+                    entry.clear_hints();
+                }
                 self.clear_active(at);
                 TurnChange::Retracted
             }
@@ -303,7 +305,9 @@ impl Turns {
                 }
                 entry.state = TurnState::Unqueued;
                 entry.command_id = Some(command_id);
-                entry.clear_hints();
+                if rules.any_end_clears_hints {
+                    entry.clear_hints();
+                }
                 self.clear_active(at);
                 TurnChange::Unqueued
             }

@@ -297,6 +297,17 @@ fn a_turns_end_of_any_kind_clears_its_retry_hints() {
         assert!(fold.turn(id).unwrap().state().is_over(), "{id}");
         assert!(fold.turn(id).unwrap().retry_scheduled().is_none(), "{id}");
     }
+    // Python clears them at `turn/completed` only.
+    let mut python = python();
+    feed(
+        &mut python,
+        [
+            turn_started("t1", 1),
+            retry("t1", 2),
+            retracted("t1", "accepted", 3),
+        ],
+    );
+    assert!(python.turn("t1").unwrap().retry_scheduled().is_some());
 }
 
 #[test]
@@ -806,6 +817,33 @@ fn a_view_gap_delivered_again_after_its_hole_was_filled_opens_none() {
     // A new hole still opens.
     assert!(matches!(fold.apply(gap(3, 5)), Outcome::Gap { .. }));
     assert!(!fold.is_current());
+    // Python opens the filled hole again.
+    let mut python = python();
+    python.apply(gap(1, 3));
+    walk(&mut python, &pages);
+    assert!(python.is_current());
+    assert!(matches!(python.apply(gap(1, 3)), Outcome::Gap { .. }));
+}
+
+/// Every `next` of a hole merged from several gaps counts as filled once the hole is: each
+/// of those gaps repeated opens none.
+#[test]
+fn every_gap_merged_into_a_filled_hole_is_filled() {
+    let mut fold = fold();
+    fold.apply(started("i1", 1, 1));
+    fold.apply(gap(1, 3));
+    fold.apply(gap(3, 5));
+    let served = (2..=5)
+        .map(|n| completed(&format!("i{n}"), 1, "x", n))
+        .collect::<Vec<_>>();
+    walk(&mut fold, &[(1, page(&served, Some(cursor(5))))]);
+    assert!(fold.is_current());
+    for (after, next) in [(1, 3), (3, 5)] {
+        assert!(
+            matches!(fold.apply(gap(after, next)), Outcome::GapRepeated { .. }),
+            "{after}..{next}"
+        );
+    }
 }
 
 /// The `view/gap` flushed after its `next` (a turn started live): the page's older turn,
@@ -834,10 +872,10 @@ fn a_refills_older_turn_does_not_take_the_live_turns_place_as_active() {
     assert_eq!(fold.active_turn().map(|t| t.id()), Some("t2"));
 }
 
-/// A hole merged after the walk reached its first target walks on from the last page's
-/// next cursor, not from the hole's start again.
+/// A hole merged after the walk ended (at its target, or at the end of the view) walks on
+/// from where the last page left off, not from the hole's start again.
 #[test]
-fn a_refill_retargeted_after_it_reached_its_target_walks_on_from_the_last_page() {
+fn a_refill_retargeted_after_its_walk_ended_walks_on_from_the_last_page() {
     let mut fold = fold();
     fold.apply(turn_started("t1", 1));
     fold.apply(gap(1, 3));
@@ -854,6 +892,18 @@ fn a_refill_retargeted_after_it_reached_its_target_walks_on_from_the_last_page()
     assert_eq!(refill.next_request().unwrap().cursor, Some(cursor(4)));
     refill.page(page(&[turn_started("t5", 5), turn_started("t6", 6)], None));
     assert!(refill.is_over() && refill.failure().is_none());
+    // Over at the end of the view: a later target walks on from the last event served.
+    refill.retarget(cursor(8));
+    assert_eq!(refill.next_request().unwrap().cursor, Some(cursor(6)));
+    refill.page(page(&[turn_started("t7", 7), turn_started("t8", 8)], None));
+    assert!(refill.is_over() && refill.failure().is_none());
+    let fold_outcomes = fold.finish_refill(refill);
+    assert!(
+        !fold_outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::DuplicateCursor { .. })),
+        "no event served twice: {fold_outcomes:?}"
+    );
 }
 
 #[test]
