@@ -82,8 +82,9 @@ pub struct Retry {
     /// next one's doubles, up to [`Retry::MAX_BACKOFF`] (or this, when larger). Each wait is
     /// drawn at random up to
     /// that (full jitter), so that clients refused together do not come back together; a
-    /// wait is never shorter than the host asked for (`data.retryAfterMs`). None after a
-    /// timeout: the timeout waited already.
+    /// wait is never shorter than the host asked for (`data.retryAfterMs`), and a host that
+    /// asks for longer than the most a wait may be gets its error back at once instead. None
+    /// after a timeout: the timeout waited already.
     pub backoff: Duration,
 }
 
@@ -98,7 +99,8 @@ impl Default for Retry {
 }
 
 impl Retry {
-    /// The most any wait before sending again may be, unless [`Retry::backoff`] is more.
+    /// The most any wait before sending again may be, unless [`Retry::backoff`] is more: a
+    /// host asking for a longer wait (`data.retryAfterMs`) is not retried.
     pub const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
     /// Never sent again.
@@ -118,21 +120,27 @@ impl Retry {
         match error {
             RpcError::TimedOut { .. } => Some(Duration::ZERO),
             RpcError::Remote(remote) if remote.retryable() == Some(true) && !draining(remote) => {
-                // The host's own word on how long to wait, when it gave one, is the least.
+                // The host's own word on how long to wait, when it gave one, is the least;
+                // past the most this waits, the caller decides (the error is theirs).
                 let asked = remote.retry_after().unwrap_or_default();
-                Some(self.backoff_of(attempt).max(asked))
+                (asked <= self.most()).then(|| self.backoff_of(attempt).max(asked))
             }
             _ => None,
         }
     }
 
+    /// The most any wait before sending again is: [`Retry::MAX_BACKOFF`], or the backoff
+    /// when larger.
+    fn most(&self) -> Duration {
+        Self::MAX_BACKOFF.max(self.backoff)
+    }
+
     /// The wait after attempt `attempt` failed with a retryable error: at random up to the
-    /// backoff doubled `attempt - 1` times, at most [`Retry::MAX_BACKOFF`] (or the backoff,
-    /// when larger).
+    /// backoff doubled `attempt - 1` times, at most [`Retry::most`].
     fn backoff_of(&self, attempt: u32) -> Duration {
         use std::hash::{BuildHasher, Hasher};
         let doubled = self.backoff.saturating_mul(1 << (attempt - 1).min(16));
-        let most = doubled.min(Self::MAX_BACKOFF.max(self.backoff));
+        let most = doubled.min(self.most());
         // A fresh random key each time (std's hasher seeds): no generator to keep.
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
         hasher.write_u32(attempt);
@@ -210,25 +218,36 @@ mod tests {
     }
 
     /// A wait is never shorter than the host asked for, whether or not the build names the
-    /// experimental member that asks.
+    /// experimental member that asks, nor longer than the most a wait may be.
     #[test]
     fn a_retry_waits_at_least_as_long_as_the_host_asks() {
         let retry = Retry::default();
-        let error: msp_types::ErrorObject = serde_json::from_value(serde_json::json!({
-            "code": -32031, "message": "slow down",
-            "data": {"kind": "backpressured", "retryable": true, "retryAfterMs": 1000}
-        }))
-        .unwrap();
-        let entry = error.registry_entry();
-        let backpressured = RpcError::Remote(msp_rpc::RemoteError {
-            method: "turn/steer",
-            error,
-            entry,
-        });
+        let backpressured = |millis: u64| {
+            let error: msp_types::ErrorObject = serde_json::from_value(serde_json::json!({
+                "code": -32031, "message": "slow down",
+                "data": {"kind": "backpressured", "retryable": true, "retryAfterMs": millis}
+            }))
+            .unwrap();
+            let entry = error.registry_entry();
+            RpcError::Remote(msp_rpc::RemoteError {
+                method: "turn/steer",
+                error,
+                entry,
+            })
+        };
         for attempt in 1..3 {
-            let wait = retry.again(attempt, &backpressured).expect("sent again");
+            let wait = retry
+                .again(attempt, &backpressured(1000))
+                .expect("sent again");
             assert!(wait >= Duration::from_millis(1000), "{attempt}: {wait:?}");
         }
+        // Longer than the most a wait may be: the caller gets the error at once.
+        assert_eq!(retry.again(1, &backpressured(600_000)), None);
+        let patient = Retry {
+            backoff: Duration::from_secs(600),
+            ..Retry::default()
+        };
+        assert!(patient.again(1, &backpressured(600_000)).is_some());
     }
 
     /// A remote error of `code`, with `data` of a kind and its own `retryable` if given.

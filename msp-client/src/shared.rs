@@ -522,14 +522,15 @@ impl Deciding {
     }
 
     /// After a decision failed: a stage another decision won (`approvalAlreadyResolved`, or
-    /// resolved before it was sent), one the host moved past (`approvalRequirementStale`) or
-    /// dropped before its resolution reached this client (`approvalNotFound`: with its turn) is
-    /// passed on, the resolution or the next stage still to come; a choice the host no
-    /// longer offers (`approvalChoiceInvalid`: it changed the stage's choices) is passed on
-    /// until the fold shows the change, and then offered again with its new choices (the
-    /// host sends the change before the refusal, but the refusal may be read before the
-    /// change is folded). A closed connection ends the handler's wait with why (`Ok(Some)`,
-    /// no other stage offered to the handler); any other failure is the caller's.
+    /// resolved before it was sent) or the host moved past (`approvalRequirementStale`) is
+    /// passed on, the resolution or the next stage still to come, and so is one the host no
+    /// longer knows (`approvalNotFound`: dropped with its turn, say; no resolution comes,
+    /// and the fold keeps it pending); a choice the host no longer offers
+    /// (`approvalChoiceInvalid`: it changed the stage's choices) is passed on until the fold
+    /// shows the change, and then offered again with its new choices (the host sends the
+    /// change before the refusal, but the refusal may be read before the change is folded).
+    /// A closed connection ends the handler's wait with why (`Ok(Some)`, no other stage
+    /// offered to the handler); any other failure is the caller's.
     pub(crate) fn failed(
         &mut self,
         approval: &PendingApproval,
@@ -756,9 +757,6 @@ mod tests {
         );
     }
 
-    /// A decision refused as a choice the stage does not offer (`approvalChoiceInvalid`) is
-    /// no end of the handler: the stage is not offered again until the fold shows its
-    /// choices changed, whether the change is folded after the refusal or before it.
     /// The host's refusal of `approval/decide` as `kind`.
     fn refused_as(code: i64, kind: &str) -> Error {
         let error = msp_types::ErrorObject::builder()
@@ -804,6 +802,9 @@ mod tests {
         }
     }
 
+    /// A decision refused as a choice the stage does not offer (`approvalChoiceInvalid`) is
+    /// no end of the handler: the stage is not offered again until the fold shows its
+    /// choices changed, whether the change is folded after the refusal or before it.
     #[test]
     fn a_stage_refused_a_choice_is_offered_again_once_its_choices_changed() {
         let refusal = || refused_as(-32052, "approvalChoiceInvalid");

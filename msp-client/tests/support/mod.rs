@@ -268,8 +268,8 @@ pub fn retracted_turn() -> Option<tempfile::TempDir> {
                 "retract": true}});
         let ack = serde_json::json!({"jsonrpc": "2.0", "id": 4, "result":
             {"commandId": RETRACT, "status": "accepted", "turnId": turn}});
+        // `commandId`: the retracted submission's, as `turn/started` has it.
         let mut retracted = params.clone();
-        retracted["commandId"] = RETRACT.into();
         retracted["outcome"] = "accepted".into();
         retracted["viewCursor"] = format!("{}.1", params["viewCursor"].as_str().unwrap()).into();
         let retracted =
