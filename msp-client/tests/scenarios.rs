@@ -176,7 +176,7 @@ fn play<D: Driver>(scenario: &Path, connect: Connect<D>) -> Result<(usize, Vec<S
             .call(method, &r.frame["params"])
             .map_err(|e| format!("{method}: {e}"))?;
     }
-    player.wait_for_the_last_event(&recorded)?;
+    player.take_every_event(&recorded)?;
     let mut ends = player.check_wire_order(&recorded)?;
     ends.extend(player.check_ends(&recorded)?);
     let calls = player.calls;
@@ -345,52 +345,40 @@ impl<D: Driver> Player<D> {
         Ok(())
     }
 
-    /// Waits until the last recorded view event of an opened session reached it; the events
-    /// taken on the way are kept for [`Player::check_wire_order`].
-    fn wait_for_the_last_event(&mut self, recorded: &[Recorded]) -> Result<(), String> {
-        let last = recorded.iter().rev().find_map(|r| {
-            let params = &r.frame["params"];
-            let session = self.sessions.get(params["sessionId"].as_str()?)?;
-            let cursor = params["viewCursor"].as_str()?;
-            (!r.client && r.frame.get("id").is_none()).then_some((session, cursor))
-        });
-        let Some((session, cursor)) = last else {
-            return Ok(());
-        };
-        let session_id = D::id(session);
-        loop {
-            let event = self.client.next_event(session, WAIT.unwrap());
-            if let Ok(Some(event)) = &event {
-                self.taken
-                    .entry(session_id.clone())
-                    .or_default()
-                    .push(event.clone());
-            }
-            match event {
-                Ok(Some(Event::Folded { input, .. })) if input.view_cursor() == Some(cursor) => {
-                    return Ok(())
+    /// Takes each opened session's events until every frame the host sent naming it was
+    /// routed to it (a `Folded` event each), for [`Player::check_wire_order`].
+    fn take_every_event(&mut self, recorded: &[Recorded]) -> Result<(), String> {
+        for (id, session) in &self.sessions {
+            let sent = recorded
+                .iter()
+                .filter(|r| !r.client && names(&r.frame) == Some(id.as_str()))
+                .count();
+            let taken = self.taken.entry(id.clone()).or_default();
+            let mut folded = 0;
+            while folded < sent {
+                match self.client.next_event(session, WAIT.unwrap()) {
+                    Ok(Some(event)) => {
+                        folded += usize::from(matches!(event, Event::Folded { .. }));
+                        taken.push(event);
+                    }
+                    Ok(None) => return Err(format!("session {id}: closed after {folded} frames")),
+                    Err(e) => return Err(format!("session {id}: {folded} of {sent} frames: {e}")),
                 }
-                Ok(Some(_)) => {}
-                Ok(None) => return Err(format!("the connection closed before {cursor}")),
-                Err(e) => return Err(format!("{cursor} never came: {e}")),
             }
         }
+        Ok(())
     }
 }
 
 impl<D: Driver> Player<D> {
-    /// Each session's events (those the wait for the last one took, then every one routed
-    /// by now) are the host's frames that name it, requests and notifications alike, in the
-    /// order the recording has them: all of them up to the last one routed (a page's
-    /// outcomes come as one `Refilled` event, between the frames around it). A check noted
-    /// for each request found there.
+    /// Each session's events ([`Player::take_every_event`]) are the host's frames that name
+    /// it, requests and notifications alike, every one in the order the recording has them
+    /// (a page's outcomes come as one `Refilled` event, between the frames around it). A
+    /// check noted for each request found there.
     fn check_wire_order(&mut self, recorded: &[Recorded]) -> Result<Vec<String>, String> {
         let mut checked = Vec::new();
-        for (id, session) in &self.sessions {
+        for id in self.sessions.keys() {
             let taken = self.taken.entry(id.clone()).or_default();
-            while let Ok(Some(event)) = self.client.next_event(session, Duration::ZERO) {
-                taken.push(event);
-            }
             let mut wire = recorded
                 .iter()
                 .filter(|r| !r.client && names(&r.frame) == Some(id.as_str()));
@@ -419,6 +407,9 @@ impl<D: Driver> Player<D> {
                 if matches!(**input, Input::Request(_)) {
                     checked.push("a request in wire order among its session's events".to_owned());
                 }
+            }
+            if let Some(r) = wire.next() {
+                return Err(format!("session {id}: {} never came", r.frame["method"]));
             }
         }
         Ok(checked)
