@@ -30,7 +30,7 @@ use msp_types::{
 
 use crate::asks::{Answer, Decision};
 use crate::commands;
-use crate::core::{Core, Event, Opened, Paging, Place, Refills, Slot};
+use crate::core::{Core, Event, Opened, Paging, Place, Refills, Slot, CLIENT};
 use crate::listing::{self, Listing, Step};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
@@ -242,6 +242,31 @@ impl Client {
     pub fn open_session(&self, session_id: &str) -> Session {
         let opened = self.link.core.open(session_id, |_| ());
         handle(&self.link, session_id.to_owned(), opened)
+    }
+
+    /// The next of the client's own events: what the host said naming no session
+    /// (`usage/changed`, and the experimental account and log notifications), each an
+    /// [`Event::Folded`] whose outcome is `Ignored` (no session's fold takes it), in the
+    /// order routed; the last, once the connection closed, is [`Event::Closed`]; then `None`.
+    pub fn next_event(&self) -> Option<Event> {
+        self.link.wait(CLIENT, None, Slot::next_event).flatten()
+    }
+
+    /// The next of the client's own events within `timeout`; `Err` when none came.
+    pub fn next_event_timeout(&self, timeout: Duration) -> Result<Option<Event>, Error> {
+        let deadline = Instant::now().checked_add(timeout);
+        self.link
+            .wait(CLIENT, deadline, Slot::next_event)
+            .ok_or(Error::TimedOut {
+                what: "an event",
+                timeout,
+            })
+    }
+
+    /// The client's own events as an iterator, blocking for each, ending when the
+    /// connection closes.
+    pub fn events(&self) -> impl Iterator<Item = Event> + '_ {
+        std::iter::from_fn(|| self.next_event())
     }
 
     /// Waits until the connection ends, and says why: a host that exited gives its exit,

@@ -64,6 +64,10 @@ type ById<V> = HashMap<String, V, RandomState>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Place(usize);
 
+/// The client's own slot, opened with the client and never forgotten: the inputs naming no
+/// session (`usage/changed`; account and log notifications) are its events.
+pub(crate) const CLIENT: Place = Place(0);
+
 /// The sessions open: each slot at its place, found by id for the frames routed to it.
 #[derive(Default)]
 struct Slots {
@@ -115,7 +119,8 @@ pub(crate) const UNCLAIMED: usize = 1_024;
 /// busier than a refill may hold does not page for ever.
 pub(crate) const OVERFLOWS: u32 = 3;
 
-/// Something that happened in a session, in the order it was routed.
+/// Something that happened in a session (or, among the client's own events, naming none),
+/// in the order it was routed.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Event {
@@ -143,9 +148,10 @@ pub enum Event {
         /// How many.
         missed: u64,
     },
-    /// The connection ended, the session's last event: why (a host's exit, classified), and
-    /// the items in progress then that the fold marked ended unknown (an ephemeral host's:
-    /// nothing of its sessions outlived it; none for a durable host, whose session goes on).
+    /// The connection ended, the session's last event (and the client's own last): why (a
+    /// host's exit, classified), and the items in progress then that the fold marked ended
+    /// unknown (an ephemeral host's: nothing of its sessions outlived it; none for a durable
+    /// host, whose session goes on).
     Closed {
         /// Why.
         reason: CloseReason,
@@ -224,6 +230,29 @@ enum Hold {
 }
 
 impl Slot {
+    /// Opening `opening` of a session, folded into `fold`; `sent`: the `commandId`s this
+    /// client sent in it before.
+    fn new(opening: u64, fold: Fold, capacity: usize, sent: HashSet<String>) -> Self {
+        Slot {
+            opened: 1,
+            opening,
+            fold,
+            events: VecDeque::new(),
+            capacity,
+            followers: Slab::new(),
+            hold: Hold::Idle,
+            waiting: Waiters::default(),
+            asked: Asked {
+                sent,
+                ..Asked::default()
+            },
+            acks: Acks::default(),
+            ledger: Ledger::default(),
+            overflows: 0,
+            told_closed: false,
+        }
+    }
+
     /// Folds `input`, and makes it an event when events are kept (the fold and the event
     /// share it): whether it showed a gap.
     fn fold_in(&mut self, input: Input) -> bool {
@@ -710,9 +739,14 @@ pub(crate) struct Core {
 
 impl Core {
     pub(crate) fn new(rules: FoldRules, capacity: usize) -> Self {
+        let mut slots = Slots::default();
+        // Bound to no session: what it folds of such inputs is `Ignored`, the input the event.
+        let client = Slot::new(0, Fold::new(rules.clone()), capacity, HashSet::new());
+        let at = slots.open.insert(client);
+        debug_assert_eq!(Place(at), CLIENT, "the first slot");
         Core {
             state: Mutex::new(State {
-                slots: Slots::default(),
+                slots,
                 openings: 0,
                 unclaimed: VecDeque::new(),
                 unclaimed_dropped: 0,
@@ -844,24 +878,12 @@ impl Core {
             };
         }
         state.openings += 1;
-        let mut slot = Slot {
-            opened: 1,
-            opening: state.openings,
-            fold: Fold::for_session(session_id, self.rules.clone()),
-            events: VecDeque::new(),
-            capacity: self.capacity,
-            followers: Slab::new(),
-            hold: Hold::Idle,
-            waiting: Waiters::default(),
-            asked: Asked {
-                sent: take_sent_before(&mut state.sent_before, session_id),
-                ..Asked::default()
-            },
-            acks: Acks::default(),
-            ledger: Ledger::default(),
-            overflows: 0,
-            told_closed: false,
-        };
+        let mut slot = Slot::new(
+            state.openings,
+            Fold::for_session(session_id, self.rules.clone()),
+            self.capacity,
+            take_sent_before(&mut state.sent_before, session_id),
+        );
         // The caller has the result: what it seeded is no event.
         seed(&mut slot.fold);
         let (mine, others): (VecDeque<Input>, VecDeque<Input>) =
@@ -1438,7 +1460,9 @@ fn route_each(state: &mut State, inputs: impl Iterator<Item = Input>, refills: &
 
 fn route(state: &mut State, input: Input) -> Routed {
     let Some(session_id) = input.session_id() else {
-        tracing::debug!(method = ?input.method(), "an input naming no session: not routed");
+        let slot = state.slots.at(CLIENT);
+        slot.waiting.wake_into(&mut state.woken);
+        slot.fold_in(input);
         return Routed::Done;
     };
     let Some(slot) = state.slots.get_mut(session_id) else {
@@ -1533,6 +1557,44 @@ mod tests {
     /// Whether the session at `place` holds the inputs routed for a refill.
     fn holding(core: &Core, place: Place) -> bool {
         matches!(core.lock().slots.at(place).hold, Hold::Held(_))
+    }
+
+    /// What names no session is the client's own event, in the order routed, and reaches
+    /// no session; the connection's end is its last, as a session's.
+    #[test]
+    fn an_input_naming_no_session_is_the_clients_own_event() {
+        let core = Core::new(FoldRules::default(), 8);
+        let place = core.open("s", |_| ()).place;
+        let usage = || {
+            notification(
+                r#"{"jsonrpc":"2.0","method":"usage/changed","params":{"observedAtMs":1,"tier":"pro","weekly":{"resetsAtMs":2,"usedPercent":10},"window":{"resetsAtMs":3,"usedPercent":20,"windowDurationMins":300}}}"#,
+            )
+        };
+        let _ = core.route(usage());
+        let _ = core.route(started(1));
+        let _ = core.route(usage());
+        let methods = |events: Vec<Event>| {
+            events
+                .iter()
+                .map(|event| match event {
+                    Event::Folded { input, outcome } => {
+                        let ignored = matches!(outcome, Outcome::Ignored { .. });
+                        format!("{} {ignored}", input.method().unwrap_or_default())
+                    }
+                    other => format!("{other:?}"),
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            methods(events(&core, CLIENT)),
+            ["usage/changed true", "usage/changed true"]
+        );
+        assert_eq!(methods(events(&core, place)), ["item/started false"]);
+        core.end(CloseReason::PeerClosed, true);
+        assert!(matches!(
+            events(&core, CLIENT).as_slice(),
+            [Event::Closed { .. }]
+        ));
     }
 
     /// An ephemeral host's end marks its items in progress ended unknown: a follower that

@@ -74,7 +74,9 @@ pub enum SettledBy {
     /// openings (its `commandId`).
     ThisClient(String),
     /// A command of another client, or one this client sent otherwise than through a
-    /// session handle (its `commandId`).
+    /// session handle, or over an earlier connection and not sent again on this one
+    /// ([`crate::blocking::Session::resend`]): its `commandId`, to compare with the one the
+    /// answer's acknowledgement gave.
     Elsewhere(String),
     /// No command: the host settled it (timed out, aborted with its turn).
     Host,

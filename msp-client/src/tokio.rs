@@ -30,7 +30,7 @@ use tokio::task::JoinHandle;
 
 use crate::asks::{Answer, Decision};
 use crate::commands;
-use crate::core::{Core, Event, Opened, Paging, Place, Refills, Slot};
+use crate::core::{Core, Event, Opened, Paging, Place, Refills, Slot, CLIENT};
 use crate::listing::{self, Listing, Step};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
@@ -259,6 +259,25 @@ impl Client {
             opened.refills,
         ));
         session
+    }
+
+    /// The next of the client's own events: what the host said naming no session
+    /// (`usage/changed`, and the experimental account and log notifications), each an
+    /// [`Event::Folded`] whose outcome is `Ignored` (no session's fold takes it), in the
+    /// order routed; the last, once the connection closed, is [`Event::Closed`]; then `None`.
+    pub async fn next_event(&self) -> Option<Event> {
+        let mut wait = self.link.core.slot_wait(CLIENT);
+        poll_fn(|cx| wait.poll(cx, Slot::next_event)).await
+    }
+
+    /// The next of the client's own events within `timeout`; `Err` when none came.
+    pub async fn next_event_timeout(&self, timeout: Duration) -> Result<Option<Event>, Error> {
+        tokio::time::timeout(timeout, self.next_event())
+            .await
+            .map_err(|_| Error::TimedOut {
+                what: "an event",
+                timeout,
+            })
     }
 
     /// Waits until the connection ends, and says why: a host that exited gives its exit,

@@ -873,6 +873,28 @@ fn a_running_turn_is_steered_and_interrupted() {
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
 
+/// What the host says naming no session (its subscription usage) is the client's own
+/// event, not a session's.
+#[test]
+fn a_notification_naming_no_session_is_the_clients_own_event() {
+    let Some(dir) = support::usage_during_turn() else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path());
+    assert!(matches!(turn.completed(), TurnOutcome::Ended(_)));
+    match client.next_event_timeout(Duration::from_secs(10)) {
+        Ok(Some(Event::Folded { input, .. })) => {
+            assert_eq!(input.method(), Some("usage/changed"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let routed = std::iter::from_fn(|| session.next_event_timeout(Duration::ZERO).ok().flatten());
+    let methods = support::folded_methods(&routed.collect::<Vec<_>>());
+    assert!(!methods.iter().any(|m| m == "usage/changed"), "{methods:?}");
+    drop((turn, session));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
 /// A running turn interrupted and retracted: its outcome says so.
 #[test]
 fn a_retracted_turn_ends_retracted() {

@@ -1,5 +1,6 @@
-//! A session's events and a turn's items as [`Stream`]s ([`Session::events`],
-//! [`Turn::items`]): the tokio side of the blocking driver's iterators.
+//! A session's events, the client's own, and a turn's items as [`Stream`]s
+//! ([`Session::events`], [`Client::events`], [`Turn::items`]): the tokio side of the
+//! blocking driver's iterators.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -7,12 +8,13 @@ use std::task::{Context, Poll};
 use futures_core::Stream;
 use msp_session::ItemEntry;
 
-use super::{Session, Turn};
-use crate::core::{Event, Slot, SlotWait};
+use super::{Client, Session, Turn};
+use crate::core::{Event, Slot, SlotWait, CLIENT};
 
-/// The events of a session in the order routed, from [`Session::events`]: what
-/// [`Session::next_event`] gives, one after another; the stream ends after the connection's
-/// end, [`Event::Closed`], was taken.
+/// The events of a session (or the client's own) in the order routed, from
+/// [`Session::events`] ([`Client::events`]): what [`Session::next_event`]
+/// ([`Client::next_event`]) gives, one after another; the stream ends after the
+/// connection's end, [`Event::Closed`], was taken.
 #[must_use = "streams do nothing unless polled"]
 pub struct Events<'a> {
     wait: SlotWait<'a>,
@@ -66,6 +68,15 @@ impl Session {
     pub fn events(&self) -> Events<'_> {
         Events {
             wait: self.core().slot_wait(self.0.place),
+        }
+    }
+}
+
+impl Client {
+    /// The client's own events as a [`Stream`] ([`Client::next_event`] one after another).
+    pub fn events(&self) -> Events<'_> {
+        Events {
+            wait: self.link.core.slot_wait(CLIENT),
         }
     }
 }

@@ -249,6 +249,23 @@ pub fn own_turn_id(frames: &mut [(bool, serde_json::Value)]) {
     }
 }
 
+/// `text-run-single-turn` where the host says its subscription usage changed (`usage/changed`,
+/// naming no session) while the turn runs.
+pub fn usage_during_turn() -> Option<tempfile::TempDir> {
+    derived("text-run-single-turn", |frames| {
+        let started = frames
+            .iter()
+            .position(|(_, f)| f["method"] == "turn/started")
+            .unwrap();
+        let usage = serde_json::json!({"jsonrpc": "2.0", "method": "usage/changed", "params": {
+            "observedAtMs": 1_754_590_941_000_i64, "tier": "pro",
+            "weekly": {"resetsAtMs": 1_755_000_000_000_i64, "usedPercent": 12},
+            "window": {"resetsAtMs": 1_754_600_000_000_i64, "usedPercent": 40,
+                "windowDurationMins": 300}}});
+        frames.insert(started + 1, (false, usage));
+    })
+}
+
 /// The interrupt [`retracted_turn`] sends.
 pub const RETRACT: &str = "0198f0ab-5151-7000-8000-0000000000d3";
 
