@@ -422,7 +422,10 @@ impl Fold {
             }
             N::ItemDelta(p) => {
                 let field = p.field.as_deref().unwrap_or("text");
-                let change = self.items.delta(&p.item_id, field, &p.delta, &self.rules);
+                let at = self.arrival().at;
+                let change = self
+                    .items
+                    .delta(&p.item_id, field, &p.delta, &self.rules, at);
                 Outcome::Delta {
                     item_id: p.item_id.clone(),
                     field: field.to_owned(),
@@ -529,7 +532,8 @@ impl Fold {
             N::ItemDelta(p) => {
                 // Moved from the params: a delta allocates only the text it appends.
                 let field = p.field.unwrap_or_else(|| "text".to_owned());
-                let change = self.items.delta(&p.item_id, &field, &p.delta, rules);
+                let at = self.arrival().at;
+                let change = self.items.delta(&p.item_id, &field, &p.delta, rules, at);
                 Outcome::Delta {
                     item_id: p.item_id,
                     field,
@@ -642,7 +646,8 @@ impl Fold {
     }
 
     fn apply_item(&mut self, item: Kept<msp_types::Item>, completed: bool) -> Outcome {
-        let (item_id, change) = self.items.upsert(item, completed, &self.rules);
+        let arrival = self.arrival();
+        let (item_id, change) = self.items.upsert(item, completed, &self.rules, arrival);
         Outcome::Item { item_id, change }
     }
 
