@@ -245,9 +245,12 @@ impl Client {
     }
 
     /// The next of the client's own events: what the host said naming no session
-    /// (`usage/changed`, and the experimental account and log notifications), each an
-    /// [`Event::Folded`] whose outcome is `Ignored` (no session's fold takes it), in the
-    /// order routed; the last, once the connection closed, is [`Event::Closed`]; then `None`.
+    /// (`usage/changed`, the experimental account and log notifications, a request of no
+    /// known method, which msp-rpc refused), each an [`Event::Folded`] in the order routed,
+    /// its outcome `Ignored`, `Unrecognized` or `Malformed` (no session's fold takes it); the
+    /// latest 1,024 at most are kept (as many as [`Options::events`] when fewer; with none,
+    /// the waits end only at the close, with `None`); the last, once the connection closed,
+    /// is [`Event::Closed`]; then `None`.
     pub fn next_event(&self) -> Option<Event> {
         self.link.wait(CLIENT, None, Slot::next_event).flatten()
     }

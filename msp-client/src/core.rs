@@ -65,7 +65,8 @@ type ById<V> = HashMap<String, V, RandomState>;
 pub(crate) struct Place(usize);
 
 /// The client's own slot, opened with the client and never forgotten: the inputs naming no
-/// session (`usage/changed`; account and log notifications) are its events.
+/// session (`usage/changed`; account and log notifications; a request of no known method)
+/// are its events, the latest [`UNCLAIMED`] kept.
 pub(crate) const CLIENT: Place = Place(0);
 
 /// The sessions open: each slot at its place, found by id for the frames routed to it.
@@ -740,8 +741,10 @@ pub(crate) struct Core {
 impl Core {
     pub(crate) fn new(rules: FoldRules, capacity: usize) -> Self {
         let mut slots = Slots::default();
-        // Bound to no session: what it folds of such inputs is `Ignored`, the input the event.
-        let client = Slot::new(0, Fold::new(rules.clone()), capacity, HashSet::new());
+        // Bound to no session: it folds nothing of such inputs, the input the event.
+        // Kept for a program that may never read them: the latest few, as `unclaimed`.
+        let kept = capacity.min(UNCLAIMED);
+        let client = Slot::new(0, Fold::new(rules.clone()), kept, HashSet::new());
         let at = slots.open.insert(client);
         debug_assert_eq!(Place(at), CLIENT, "the first slot");
         Core {

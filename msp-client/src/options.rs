@@ -56,8 +56,8 @@ impl Options {
         self
     }
 
-    /// Events kept a session until taken; 0 keeps none (the fold alone, for a client that
-    /// only reads state and waits on turns).
+    /// Events kept a session until taken (and of the client's own, at most 1,024); 0 keeps
+    /// none (the fold alone, for a client that only reads state and waits on turns).
     pub fn events(mut self, events: usize) -> Self {
         self.events = events;
         self
