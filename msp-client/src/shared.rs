@@ -757,6 +757,21 @@ mod tests {
         );
     }
 
+    /// Session `s`'s fold with approval `a1` asked, at its stage 0.
+    fn asked_a1() -> Fold {
+        let mut fold = Fold::for_session("s", FoldRules::default());
+        fold.apply(event(
+            "approval/requested",
+            with(
+                stage(0),
+                json!({"turnId": "t1",
+                "taskId": "task", "itemId": "tool-1", "toolCallId": "c1", "toolName": "shell",
+                "rawArgs": "{}", "protectedWrite": false, "judgeEscalated": false}),
+            ),
+        ));
+        fold
+    }
+
     /// The host's refusal of `approval/decide` as `kind`.
     fn refused_as(code: i64, kind: &str) -> Error {
         let error = msp_types::ErrorObject::builder()
@@ -782,16 +797,7 @@ mod tests {
             (-32053, "approvalRequirementStale", true),
             (-32054, "approvalReviewerUnavailable", false),
         ] {
-            let mut fold = Fold::for_session("s", FoldRules::default());
-            fold.apply(event(
-                "approval/requested",
-                with(
-                    stage(0),
-                    json!({"turnId": "t1",
-                "taskId": "task", "itemId": "tool-1", "toolCallId": "c1", "toolName": "shell",
-                "rawArgs": "{}", "protectedWrite": false, "judgeEscalated": false}),
-                ),
-            ));
+            let fold = asked_a1();
             let shown = fold.pending_approval("a1").expect("pending").clone();
             let mut deciding = Deciding::default();
             let failed = deciding.failed(&shown, refused_as(code, kind));
@@ -822,16 +828,7 @@ mod tests {
             Some(stage.choices[0].choice_id.clone())
         };
         for change_first in [false, true] {
-            let mut fold = Fold::for_session("s", FoldRules::default());
-            fold.apply(event(
-                "approval/requested",
-                with(
-                    stage(0),
-                    json!({"turnId": "t1",
-                "taskId": "task", "itemId": "tool-1", "toolCallId": "c1", "toolName": "shell",
-                "rawArgs": "{}", "protectedWrite": false, "judgeEscalated": false}),
-                ),
-            ));
+            let mut fold = asked_a1();
             let mut deciding = Deciding::default();
             let shown = fold.pending_approval("a1").expect("pending").clone();
             assert_eq!(

@@ -275,12 +275,7 @@ impl Client {
 
     /// The next of the client's own events within `timeout`; `Err` when none came.
     pub async fn next_event_timeout(&self, timeout: Duration) -> Result<Option<Event>, Error> {
-        tokio::time::timeout(timeout, self.next_event())
-            .await
-            .map_err(|_| Error::TimedOut {
-                what: "an event",
-                timeout,
-            })
+        an_event_within(timeout, self.next_event()).await
     }
 
     /// Waits until the connection ends, and says why: a host that exited gives its exit,
@@ -421,6 +416,19 @@ fn handle(link: &Arc<Link>, id: String, place: Place) -> Session {
         place,
         link: link.clone(),
     }))
+}
+
+/// What `next_event` gives within `timeout` (a session's or the client's own).
+async fn an_event_within(
+    timeout: Duration,
+    next_event: impl Future<Output = Option<Event>>,
+) -> Result<Option<Event>, Error> {
+    tokio::time::timeout(timeout, next_event)
+        .await
+        .map_err(|_| Error::TimedOut {
+            what: "an event",
+            timeout,
+        })
 }
 
 /// Pages each of `refills` on a task of its own, so that whoever routed the gap (the pump, an
@@ -592,12 +600,7 @@ impl Session {
 
     /// The next event within `timeout`; `Err` when none came.
     pub async fn next_event_timeout(&self, timeout: Duration) -> Result<Option<Event>, Error> {
-        tokio::time::timeout(timeout, self.next_event())
-            .await
-            .map_err(|_| Error::TimedOut {
-                what: "an event",
-                timeout,
-            })
+        an_event_within(timeout, self.next_event()).await
     }
 
     async fn until<T>(
