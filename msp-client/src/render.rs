@@ -92,28 +92,47 @@ impl fmt::Display for SubjectLine<'_> {
     }
 }
 
-/// A question as one line: its header, its text and the labels offered.
+/// A question as one line: its header, its text and the labels offered, whole (a person
+/// answers from it), each line break a space.
 pub struct QuestionLine<'a>(pub &'a UserInputQuestion);
 
 impl fmt::Display for QuestionLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let q = self.0;
-        write!(f, "{}: {} [", q.header, q.question)?;
+        write!(f, "{}: {} [", OneLine(&q.header), OneLine(&q.question))?;
         for (n, option) in q.options.iter().enumerate() {
             if n > 0 {
                 f.write_str(" | ")?;
             }
-            f.write_str(&option.label)?;
+            write!(f, "{}", OneLine(&option.label))?;
         }
         f.write_str("]")
     }
 }
 
+/// What ends a line, whatever the text's convention.
+const BREAKS: [char; 4] = ['\n', '\r', '\u{2028}', '\u{2029}'];
+
+/// A text whole, on one line: each run of line breaks (and the spaces around them) a space.
+struct OneLine<'a>(&'a str);
+
+impl fmt::Display for OneLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines = self.0.trim().split(BREAKS).map(str::trim);
+        for (n, line) in lines.filter(|line| !line.is_empty()).enumerate() {
+            if n > 0 {
+                f.write_str(" ")?;
+            }
+            f.write_str(line)?;
+        }
+        Ok(())
+    }
+}
+
 fn cut(text: &str, chars: usize) -> String {
     // Its first line with something on it, whatever ends lines.
-    let breaks = ['\n', '\r', '\u{2028}', '\u{2029}'];
     let text = text.trim_start_matches(|c: char| c.is_whitespace());
-    let line = text.split(breaks).next().unwrap_or_default();
+    let line = text.split(BREAKS).next().unwrap_or_default();
     match line.char_indices().nth(chars) {
         Some((at, _)) => format!("{}...", &line[..at]),
         None if line.len() < text.len() => format!("{line}..."),
@@ -228,6 +247,16 @@ mod tests {
         assert_eq!(
             QuestionLine(&question).to_string(),
             "Database: Which one? [Postgres | SQLite]"
+        );
+        let long: UserInputQuestion = serde_json::from_value(serde_json::json!({
+            "id": "db", "header": "Database", "question": "Which one?\r\n\r\n  It stays.\u{2028}Pick",
+            "selection": {"mode": "single"},
+            "options": [{"label": "Postgres\n(recommended)"}, {"label": "SQLite"}]
+        }))
+        .unwrap();
+        assert_eq!(
+            QuestionLine(&long).to_string(),
+            "Database: Which one? It stays. Pick [Postgres (recommended) | SQLite]"
         );
     }
 
