@@ -422,10 +422,7 @@ impl Fold {
             }
             N::ItemDelta(p) => {
                 let field = p.field.as_deref().unwrap_or("text");
-                let at = self.arrival().at;
-                let change = self
-                    .items
-                    .delta(&p.item_id, field, &p.delta, &self.rules, at);
+                let change = self.items.delta(&p.item_id, field, &p.delta, &self.rules);
                 Outcome::Delta {
                     item_id: p.item_id.clone(),
                     field: field.to_owned(),
@@ -532,8 +529,7 @@ impl Fold {
             N::ItemDelta(p) => {
                 // Moved from the params: a delta allocates only the text it appends.
                 let field = p.field.unwrap_or_else(|| "text".to_owned());
-                let at = self.arrival().at;
-                let change = self.items.delta(&p.item_id, &field, &p.delta, rules, at);
+                let change = self.items.delta(&p.item_id, &field, &p.delta, rules);
                 Outcome::Delta {
                     item_id: p.item_id,
                     field,
@@ -646,8 +642,7 @@ impl Fold {
     }
 
     fn apply_item(&mut self, item: Kept<msp_types::Item>, completed: bool) -> Outcome {
-        let arrival = self.arrival();
-        let (item_id, change) = self.items.upsert(item, completed, &self.rules, arrival);
+        let (item_id, change) = self.items.upsert(item, completed, &self.rules);
         Outcome::Item { item_id, change }
     }
 

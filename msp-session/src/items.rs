@@ -8,7 +8,7 @@ use crate::index::Index;
 
 use msp_types::{Item, ItemStatus, ProtocolNotification};
 
-use crate::fold::{Arrival, Input};
+use crate::fold::Input;
 use crate::kept::Kept;
 use crate::rules::FoldRules;
 
@@ -22,9 +22,6 @@ pub struct ItemEntry {
     item: Kept<Item>,
     /// `None` until a delta builds text (an item without deltas allocates nothing for it).
     text: Option<Arc<Texts>>,
-    /// When the text the deltas built on the revision held began: its first delta's arrival
-    /// (0 for deltas held while the item was absent: when is not known).
-    text_since: u64,
     terminal_unknown: bool,
 }
 
@@ -276,7 +273,6 @@ impl Items {
         item: Kept<Item>,
         completed: bool,
         rules: &FoldRules,
-        arrival: Arrival,
     ) -> (String, ItemChange) {
         let Some(at) = self.place(&item.get().item_id) else {
             let item_id = item.get().item_id.clone();
@@ -295,10 +291,7 @@ impl Items {
         let reopened = entry.is_final() && !is_final(item.get());
         let shared = item.is_shared();
         let replaced = std::mem::replace(&mut entry.item, item);
-        // A refill's page's revision is older than every delta that came live since its
-        // hole began: their text goes on after the revision's own, not away with it.
-        let live_text = entry.text.is_some() && arrival.yields_to(entry.text_since);
-        if rules.reset_deltas_on_replace && !live_text {
+        if rules.reset_deltas_on_replace {
             entry.text = None;
         }
         if shared {
@@ -333,7 +326,6 @@ impl Items {
         let entry = ItemEntry {
             item,
             text: (apply && !held.is_empty()).then(|| Arc::new(held)),
-            text_since: 0,
             terminal_unknown: false,
         };
         self.entries.push(entry);
@@ -353,22 +345,18 @@ impl Items {
         text
     }
 
-    /// Takes a delta, arrived as input `arrival`.
+    /// Takes a delta.
     pub(crate) fn delta(
         &mut self,
         id: &str,
         field: &str,
         delta: &str,
         rules: &FoldRules,
-        arrival: u64,
     ) -> DeltaChange {
         if let Some(at) = self.place(id) {
             let entry = &mut self.entries[at];
             if rules.deltas_only_while_open && entry.is_final() {
                 return DeltaChange::ItemFinal;
-            }
-            if entry.text.is_none() {
-                entry.text_since = arrival;
             }
             // Copied only while a clone of the entry shares it.
             let texts = Arc::make_mut(entry.text.get_or_insert_with(Arc::default));
@@ -420,7 +408,6 @@ impl Items {
         let entry = ItemEntry {
             item: Kept::owned(Box::new(item)),
             text: None,
-            text_since: 0,
             terminal_unknown: false,
         };
         match place {

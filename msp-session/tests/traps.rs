@@ -825,36 +825,6 @@ fn a_view_gap_delivered_again_after_its_hole_was_filled_opens_none() {
     assert!(matches!(python.apply(gap(1, 3)), Outcome::Gap { .. }));
 }
 
-/// The `view/gap` flushed after its `next`, an ephemeral delta that came live: the page's
-/// older revision (its text what was streamed up to it) keeps the live delta's text after
-/// its own, rather than clearing it until the item's next revision.
-#[test]
-fn a_refills_older_revision_keeps_the_text_live_deltas_built_since_the_hole() {
-    let text = |fold: &Fold| fold.item("i1").unwrap().rendered().text.unwrap_or_default();
-    let updated_with = |revision: i64, text: &str, at: u32| {
-        event(
-            "item/updated",
-            json!({"item": item("i1", revision, "inProgress", text), "viewCursor": cursor(at)}),
-        )
-    };
-    let mut fold = fold();
-    fold.apply(started("i1", 1, 5));
-    // Revision 2 ("Hello", cursor 7) is lost; the delta after it comes live.
-    fold.apply(delta("i1", " world", "8"));
-    assert_eq!(text(&fold), " world");
-    fold.apply(gap(5, 8));
-    walk(
-        &mut fold,
-        &[(5, page(&[updated_with(2, "Hello", 7)], None))],
-    );
-    assert!(fold.is_current());
-    assert_eq!(fold.item("i1").unwrap().item().revision, 2);
-    assert_eq!(text(&fold), "Hello world");
-    // A live revision still replaces the deltas' text: it carries what was streamed.
-    fold.apply(updated_with(3, "Hello world!", 9));
-    assert_eq!(text(&fold), "Hello world!");
-}
-
 /// Every `next` of a hole merged from several gaps counts as filled once the hole is: each
 /// of those gaps repeated opens none.
 #[test]
