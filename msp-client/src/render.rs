@@ -110,8 +110,10 @@ impl fmt::Display for QuestionLine<'_> {
     }
 }
 
-/// What ends a line, whatever the text's convention.
-const BREAKS: [char; 4] = ['\n', '\r', '\u{2028}', '\u{2029}'];
+/// What ends a line, whatever the text's convention (and what a terminal may take for it).
+const BREAKS: [char; 7] = [
+    '\n', '\r', '\u{0B}', '\u{0C}', '\u{85}', '\u{2028}', '\u{2029}',
+];
 
 /// A text whole, on one line: each run of line breaks (and the spaces around them) a space.
 struct OneLine<'a>(&'a str);
@@ -249,14 +251,14 @@ mod tests {
             "Database: Which one? [Postgres | SQLite]"
         );
         let long: UserInputQuestion = serde_json::from_value(serde_json::json!({
-            "id": "db", "header": "Database", "question": "Which one?\r\n\r\n  It stays.\u{2028}Pick",
+            "id": "db", "header": "Database", "question": "Which one?\r\n\r\n  It stays.\u{2028}Pick\u{85}one",
             "selection": {"mode": "single"},
             "options": [{"label": "Postgres\n(recommended)"}, {"label": "SQLite"}]
         }))
         .unwrap();
         assert_eq!(
             QuestionLine(&long).to_string(),
-            "Database: Which one? It stays. Pick [Postgres (recommended) | SQLite]"
+            "Database: Which one? It stays. Pick one [Postgres (recommended) | SQLite]"
         );
     }
 
