@@ -854,6 +854,13 @@ impl Fold {
         self.paging_after = after.or(self.gap.after_arrival);
         self.paging = true;
         for event in end.events {
+            // The view's order: past an event that came live (at the end of a hole, or
+            // between two holes merged into one), the pages' events are newer than every
+            // live one that came before it.
+            let live = cursor_of(&event).and_then(|cursor| self.cursors.arrival(cursor));
+            if let Some(arrival) = live {
+                self.paging_after = self.paging_after.max(Some(arrival));
+            }
             // Deltas of an item folded live since would append their text out of order.
             let late = matches!(&event, ProtocolNotification::ItemDelta(p) if self.gap.live_items.contains(&p.item_id));
             outcomes.push(match event {

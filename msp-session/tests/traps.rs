@@ -825,6 +825,45 @@ fn a_view_gap_delivered_again_after_its_hole_was_filled_opens_none() {
     assert!(matches!(python.apply(gap(1, 3)), Outcome::Gap { .. }));
 }
 
+/// Two holes merged into one: the events the pages serve past the live event between them
+/// are newer than it, and are applied over it (an approval's update of the same stage),
+/// where those before it yield to it.
+#[test]
+fn past_a_live_event_between_merged_holes_the_pages_are_newer() {
+    let changed = |prefix: &str, at: u32| {
+        event(
+            "approval/updated",
+            json!({
+                "approvalId": "a1", "change": {"kind": "choicesChanged"},
+                "currentRequirementId": requirement("a1", 0), "availableChoices": choices(prefix),
+                "subject": {"kind": "fileAccess", "toolName": "shell", "path": "/x", "access": "write"},
+                "viewCursor": cursor(at)
+            }),
+        )
+    };
+    let first_choice = |fold: &Fold| {
+        let stage = fold.pending_approval("a1").unwrap().stage().unwrap();
+        stage.choices[0].choice_id.clone()
+    };
+    let mut fold = fold();
+    fold.apply(approval_requested("a1", 3));
+    // 4 lost; 5 live; 6 lost; 7 live.
+    fold.apply(changed("live-5", 5));
+    fold.apply(gap(3, 5));
+    fold.apply(turn_started("t7", 7));
+    fold.apply(gap(5, 7));
+    assert_eq!(first_choice(&fold), "live-5-allow");
+    let served = [
+        changed("page-4", 4),
+        changed("live-5", 5),
+        changed("page-6", 6),
+        turn_started("t7", 7),
+    ];
+    walk(&mut fold, &[(3, page(&served, None))]);
+    assert!(fold.is_current());
+    assert_eq!(first_choice(&fold), "page-6-allow", "newer than the live 5");
+}
+
 /// Every `next` of a hole merged from several gaps counts as filled once the hole is: each
 /// of those gaps repeated opens none.
 #[test]
