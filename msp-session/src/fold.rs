@@ -509,7 +509,9 @@ impl Fold {
         if matches!(input, Input::Request(_)) {
             return None;
         }
-        match self.cursors.first(cursor, self.arrivals) {
+        // A page's event counts as arrived when its hole began, as what it folds does: a
+        // later walk past it does not take it for one that came live.
+        match self.cursors.first(cursor, self.arrival().at) {
             true => None,
             false => Some(Outcome::DuplicateCursor {
                 method: method(),

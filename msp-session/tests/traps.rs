@@ -845,23 +845,50 @@ fn past_a_live_event_between_merged_holes_the_pages_are_newer() {
         let stage = fold.pending_approval("a1").unwrap().stage().unwrap();
         stage.choices[0].choice_id.clone()
     };
-    let mut fold = fold();
-    fold.apply(approval_requested("a1", 3));
+    let mut merged = fold();
+    merged.apply(approval_requested("a1", 3));
     // 4 lost; 5 live; 6 lost; 7 live.
-    fold.apply(changed("live-5", 5));
-    fold.apply(gap(3, 5));
-    fold.apply(turn_started("t7", 7));
-    fold.apply(gap(5, 7));
-    assert_eq!(first_choice(&fold), "live-5-allow");
+    merged.apply(changed("live-5", 5));
+    merged.apply(gap(3, 5));
+    merged.apply(turn_started("t7", 7));
+    merged.apply(gap(5, 7));
+    assert_eq!(first_choice(&merged), "live-5-allow");
     let served = [
         changed("page-4", 4),
         changed("live-5", 5),
         changed("page-6", 6),
         turn_started("t7", 7),
     ];
-    walk(&mut fold, &[(3, page(&served, None))]);
-    assert!(fold.is_current());
-    assert_eq!(first_choice(&fold), "page-6-allow", "newer than the live 5");
+    walk(&mut merged, &[(3, page(&served, None))]);
+    assert!(merged.is_current());
+    assert_eq!(
+        first_choice(&merged),
+        "page-6-allow",
+        "newer than the live 5"
+    );
+
+    // A page's event is no live one for a later walk: after a refill that failed past
+    // event 4, a walk again from 3 (or a page serving 4 twice) still yields to the live 6.
+    let mut again = fold();
+    again.apply(approval_requested("a1", 3));
+    again.apply(changed("live-6", 6));
+    again.apply(gap(3, 6));
+    let failing = [(3, page(&[turn_started("t4", 4)], Some(cursor(4))))];
+    walk(&mut again, &failing);
+    assert!(!again.is_current(), "the page from 4 failed");
+    let served = [
+        turn_started("t4", 4),
+        turn_started("t4", 4),
+        changed("page-5", 5),
+        changed("live-6", 6),
+    ];
+    walk(&mut again, &[(3, page(&served, None))]);
+    assert!(again.is_current());
+    assert_eq!(
+        first_choice(&again),
+        "live-6-allow",
+        "older than the live 6"
+    );
 }
 
 /// Every `next` of a hole merged from several gaps counts as filled once the hole is: each
