@@ -32,8 +32,9 @@ pub(crate) struct Cursors {
     cap: usize,
 }
 
-/// A remembered cursor: where its text is, its hash, and when it arrived (the fold's count
-/// of inputs). Its order is its place among every cursor remembered, forgotten ones included.
+/// A remembered cursor: where its text is, its hash, and when it counts as arrived (the
+/// fold's count of inputs; a refill's page's event, when its hole began). Its order is its
+/// place among every cursor remembered, forgotten ones included.
 #[derive(Clone, Copy, Debug)]
 struct Seen {
     start: usize,
@@ -50,8 +51,9 @@ impl Cursors {
         }
     }
 
-    /// Remembers `cursor`, arrived as input `arrival`; `false` when it was seen already (a
-    /// repeat). Remembers nothing when the window is empty.
+    /// Remembers `cursor`, counted as arrived at `arrival` (not always increasing: see
+    /// [`Seen`]); `false` when it was seen already (a repeat). Remembers nothing when the
+    /// window is empty.
     pub(crate) fn first(&mut self, cursor: &str, arrival: u64) -> bool {
         if self.cap == 0 {
             return true;

@@ -868,7 +868,7 @@ fn past_a_live_event_between_merged_holes_the_pages_are_newer() {
     );
 
     // A page's event is no live one for a later walk: after a refill that failed past
-    // event 4, a walk again from 3 (or a page serving 4 twice) still yields to the live 6.
+    // event 4, a walk again from 3 still yields to the live 6.
     let mut again = fold();
     again.apply(approval_requested("a1", 3));
     again.apply(changed("live-6", 6));
@@ -889,6 +889,15 @@ fn past_a_live_event_between_merged_holes_the_pages_are_newer() {
         "live-6-allow",
         "older than the live 6"
     );
+
+    // Nor is a page's event served twice in one walk.
+    let mut twice = fold();
+    twice.apply(approval_requested("a1", 3));
+    twice.apply(changed("live-6", 6));
+    twice.apply(gap(3, 6));
+    walk(&mut twice, &[(3, page(&served, None))]);
+    assert!(twice.is_current());
+    assert_eq!(first_choice(&twice), "live-6-allow", "served twice");
 }
 
 /// Every `next` of a hole merged from several gaps counts as filled once the hole is: each
