@@ -252,18 +252,12 @@ impl Client {
     /// the waits end only at the close, with `None`); the last, once the connection closed,
     /// is [`Event::Closed`]; then `None`.
     pub fn next_event(&self) -> Option<Event> {
-        self.link.wait(CLIENT, None, Slot::next_event).flatten()
+        self.link.next_event(CLIENT)
     }
 
     /// The next of the client's own events within `timeout`; `Err` when none came.
     pub fn next_event_timeout(&self, timeout: Duration) -> Result<Option<Event>, Error> {
-        let deadline = Instant::now().checked_add(timeout);
-        self.link
-            .wait(CLIENT, deadline, Slot::next_event)
-            .ok_or(Error::TimedOut {
-                what: "an event",
-                timeout,
-            })
+        self.link.next_event_within(CLIENT, timeout)
     }
 
     /// The client's own events as an iterator, blocking for each, ending when the
@@ -341,6 +335,21 @@ impl Drop for Client {
 }
 
 impl Link {
+    /// The next event of the slot at `place` (a session's, or the client's own).
+    fn next_event(&self, place: Place) -> Option<Event> {
+        self.wait(place, None, Slot::next_event).flatten()
+    }
+
+    /// [`Link::next_event`] within `timeout`; `Err` when none came.
+    fn next_event_within(&self, place: Place, timeout: Duration) -> Result<Option<Event>, Error> {
+        let deadline = Instant::now().checked_add(timeout);
+        self.wait(place, deadline, Slot::next_event)
+            .ok_or(Error::TimedOut {
+                what: "an event",
+                timeout,
+            })
+    }
+
     /// Waits until `check` finds what it looks for in the slot of the session at `place`,
     /// taking and routing frames meanwhile when nobody else does (see `pump.rs`); `None` at
     /// `deadline`.
@@ -530,25 +539,12 @@ impl Session {
     /// The next event, in the order routed; the last, once the connection closed, is
     /// [`Event::Closed`] (why, and the items it left ended unknown); then `None`.
     pub fn next_event(&self) -> Option<Event> {
-        self.0
-            .link
-            .wait(self.0.place, None, Slot::next_event)
-            .flatten()
+        self.0.link.next_event(self.0.place)
     }
 
     /// The next event within `timeout`; `Err` when none came.
     pub fn next_event_timeout(&self, timeout: Duration) -> Result<Option<Event>, Error> {
-        self.0
-            .link
-            .wait(
-                self.0.place,
-                Instant::now().checked_add(timeout),
-                Slot::next_event,
-            )
-            .ok_or(Error::TimedOut {
-                what: "an event",
-                timeout,
-            })
+        self.0.link.next_event_within(self.0.place, timeout)
     }
 
     /// The events as an iterator, blocking for each, ending when the connection closes.

@@ -269,8 +269,7 @@ impl Client {
     /// the waits end only at the close, with `None`); the last, once the connection closed,
     /// is [`Event::Closed`]; then `None`.
     pub async fn next_event(&self) -> Option<Event> {
-        let mut wait = self.link.core.slot_wait(CLIENT);
-        poll_fn(|cx| wait.poll(cx, Slot::next_event)).await
+        next_event_at(&self.link.core, CLIENT).await
     }
 
     /// The next of the client's own events within `timeout`; `Err` when none came.
@@ -416,6 +415,12 @@ fn handle(link: &Arc<Link>, id: String, place: Place) -> Session {
         place,
         link: link.clone(),
     }))
+}
+
+/// The next event of the slot at `place` (a session's, or the client's own).
+async fn next_event_at(core: &Core, place: Place) -> Option<Event> {
+    let mut wait = core.slot_wait(place);
+    poll_fn(|cx| wait.poll(cx, Slot::next_event)).await
 }
 
 /// What `next_event` gives within `timeout` (a session's or the client's own).
@@ -594,8 +599,7 @@ impl Session {
     /// The next event, in the order routed; the last, once the connection closed, is
     /// [`Event::Closed`] (why, and the items it left ended unknown); then `None`.
     pub async fn next_event(&self) -> Option<Event> {
-        let mut wait = self.core().slot_wait(self.0.place);
-        poll_fn(|cx| wait.poll(cx, Slot::next_event)).await
+        next_event_at(self.core(), self.0.place).await
     }
 
     /// The next event within `timeout`; `Err` when none came.
