@@ -160,6 +160,7 @@ pub(crate) fn draining(remote: &RemoteError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::remote;
 
     #[test]
     fn a_retry_waits_at_random_up_to_a_doubling_bound_and_at_most_the_cap() {
@@ -171,12 +172,7 @@ mod tests {
             .code(-32001)
             .message("overloaded")
             .build();
-        let entry = error.registry_entry();
-        let overloaded = RpcError::Remote(msp_rpc::RemoteError {
-            method: "turn/interrupt",
-            error,
-            entry,
-        });
+        let overloaded = remote("turn/interrupt", error);
         for attempt in 1..10 {
             let bound = Duration::from_millis(300 << (attempt - 1)).min(Retry::MAX_BACKOFF);
             let waits: Vec<_> = (0..32)
@@ -228,12 +224,7 @@ mod tests {
                 "data": {"kind": "backpressured", "retryable": true, "retryAfterMs": millis}
             }))
             .unwrap();
-            let entry = error.registry_entry();
-            RpcError::Remote(msp_rpc::RemoteError {
-                method: "turn/steer",
-                error,
-                entry,
-            })
+            remote("turn/steer", error)
         };
         for attempt in 1..3 {
             let wait = retry
@@ -262,11 +253,6 @@ mod tests {
             data.retryable = retryable;
             error.data = Some(Box::new(data));
         }
-        let entry = error.registry_entry();
-        RpcError::Remote(msp_rpc::RemoteError {
-            method: "turn/steer",
-            error,
-            entry,
-        })
+        remote("turn/steer", error)
     }
 }

@@ -205,3 +205,14 @@ impl fmt::Display for TurnOutcome {
         }
     }
 }
+
+/// The host's refusal `error` of a `method` call, as the connection reports it (for tests).
+#[cfg(test)]
+pub(crate) fn remote(method: &'static str, error: msp_types::ErrorObject) -> RpcError {
+    let entry = error.registry_entry();
+    RpcError::Remote(msp_rpc::RemoteError {
+        method,
+        error,
+        entry,
+    })
+}

@@ -407,12 +407,7 @@ mod tests {
             .code(code)
             .message("no")
             .build();
-        let entry = error.registry_entry();
-        Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
-            method: "goal/set",
-            error,
-            entry,
-        }))
+        Error::Rpc(crate::outcome::remote("goal/set", error))
     }
 
     /// A `goal/set` that timed out.

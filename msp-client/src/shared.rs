@@ -779,12 +779,7 @@ mod tests {
             .message("refused")
             .data(serde_json::from_value::<msp_types::ErrorData>(json!({"kind": kind})).unwrap())
             .build();
-        let entry = error.registry_entry();
-        Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
-            method: "approval/decide",
-            error,
-            entry,
-        }))
+        Error::Rpc(crate::outcome::remote("approval/decide", error))
     }
 
     /// The stage of a decision the host refused as gone (resolved, moved past, not found)
