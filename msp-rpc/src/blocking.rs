@@ -2,9 +2,10 @@
 //!
 //! A connection runs a reader thread, a writer thread and, when it has a handler, a handler
 //! thread (a spawned host adds one that copies its stderr, and one that watches for its exit:
-//! `process.rs`'s `watch_host`); what each does is in `shared.rs`. Every other wait parks the thread that waits: a request blocks its caller
-//! until its typed result, its error, its timeout or the connection's close, and the
-//! notifications block their consumer until the next one.
+//! `process.rs`'s `watch_host`); what each does is in `shared.rs`. Every other wait parks
+//! the thread that waits: a request blocks its caller until its typed result, its error, its
+//! timeout or the connection's close, and the notifications block their consumer until the
+//! next one.
 //!
 //! A caller writes its own request while the peer has read all but [`CALLER_WRITE_BYTES`] of
 //! what was sent, so that the write cannot block: a peer that stops reading then blocks only

@@ -17,7 +17,6 @@ use crate::kept::Kept;
 use crate::prompts::{PendingPrompt, PromptChange, Prompts};
 use crate::refill::{Refill, RefillFailure};
 use crate::rules::FoldRules;
-
 use crate::state::{SessionState, StateChange, StateValue};
 use crate::turns::{
     accepted, turn_completed_of, TurnChange, TurnEntry, TurnEvent, TurnState, Turns,
@@ -288,8 +287,9 @@ pub struct Fold {
     discarded: bool,
     /// Inputs taken so far: when each arrived, to tell live state from a refill's older one.
     arrivals: u64,
-    /// While a refill's pages are applied: the arrival of the hole's `after`, after which
-    /// every live event is newer than the pages'.
+    /// While a refill's pages are applied: the arrival of the hole's `after`, or of the
+    /// latest event they served that came live, after which every live event is newer than
+    /// the pages'.
     paging_after: Option<u64>,
     /// Whether a refill's pages are being applied (not live inputs).
     paging: bool,

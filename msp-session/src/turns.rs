@@ -86,6 +86,7 @@ impl TurnEntry {
     pub fn foreground_completed(&self) -> Option<&TurnForegroundCompletedParams> {
         self.foreground.as_deref()
     }
+
     /// A turn's hints hold while it runs; its end (any: completed, retracted, unqueued)
     /// clears them.
     fn clear_hints(&mut self) {

@@ -3,11 +3,10 @@
 //! A reader task, a writer task and, with a handler, a handler task do what the blocking
 //! driver's threads do (see `shared.rs`); a spawned host's exit is watched on a thread of
 //! its own, as there (`process.rs`'s `watch_host`: its looks sleep, and it needs no
-//! runtime); every other wait is the waiting task's own. A
-//! request's future writes its own line in the poll that sends it, when the stream takes it
-//! at once (see `stream.rs`). The request future is cancel-safe: dropping it (a `select!`
-//! that went the other way, a `timeout`) forgets the request, and its late response is
-//! dropped.
+//! runtime); every other wait is the waiting task's own. A request's future writes its own
+//! line in the poll that sends it, when the stream takes it at once (see `stream.rs`). The
+//! request future is cancel-safe: dropping it (a `select!` that went the other way, a
+//! `timeout`) forgets the request, and its late response is dropped.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
