@@ -833,10 +833,7 @@ fn a_running_turn_is_steered_and_interrupted() {
             .unwrap();
         let params = frames[start].1["params"].clone();
         let (session, turn) = (&params["sessionId"], &params["commandId"]);
-        let started = frames
-            .iter()
-            .position(|(_, f)| f["method"] == "turn/started")
-            .unwrap();
+        let started = support::turn_started_at(frames);
         let ack = |id: u64, command: &str| {
             let result =
                 serde_json::json!({"commandId": command, "status": "accepted", "turnId": turn});

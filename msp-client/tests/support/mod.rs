@@ -253,10 +253,7 @@ pub fn own_turn_id(frames: &mut [(bool, serde_json::Value)]) {
 /// naming no session) while the turn runs.
 pub fn usage_during_turn() -> Option<tempfile::TempDir> {
     derived("text-run-single-turn", |frames| {
-        let started = frames
-            .iter()
-            .position(|(_, f)| f["method"] == "turn/started")
-            .unwrap();
+        let started = turn_started_at(frames);
         let usage = serde_json::json!({"jsonrpc": "2.0", "method": "usage/changed", "params": {
             "observedAtMs": 1_754_590_941_000_i64, "tier": "pro",
             "weekly": {"resetsAtMs": 1_755_000_000_000_i64, "usedPercent": 12},
@@ -274,10 +271,7 @@ pub const RETRACT: &str = "0198f0ab-5151-7000-8000-0000000000d3";
 /// (`turn/retracted`, accepted): nothing of the turn follows.
 pub fn retracted_turn() -> Option<tempfile::TempDir> {
     derived("text-run-single-turn", |frames| {
-        let started = frames
-            .iter()
-            .position(|(_, f)| f["method"] == "turn/started")
-            .unwrap();
+        let started = turn_started_at(frames);
         let params = frames[started].1["params"].clone();
         let (session, turn) = (&params["sessionId"], &params["turnId"]);
         let interrupt = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "turn/interrupt",
@@ -448,6 +442,14 @@ pub fn refused_before_the_change() -> Option<tempfile::TempDir> {
         frames.insert(decide + 3, accepted);
         frames.insert(decide + 4, ack);
     })
+}
+
+/// Where the host's `turn/started` is among the single-turn scenarios' `frames`.
+pub fn turn_started_at(frames: &[(bool, serde_json::Value)]) -> usize {
+    frames
+        .iter()
+        .position(|(_, f)| f["method"] == "turn/started")
+        .unwrap()
 }
 
 /// Where the host's `approval/request` is among the approval scenarios' `frames`.
