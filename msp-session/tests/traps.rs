@@ -869,10 +869,14 @@ fn past_a_live_event_between_merged_holes_the_pages_are_newer() {
 
     // A page's event is no live one for a later walk: after a refill that failed past
     // event 4, a walk again from 3 still yields to the live 6.
-    let mut again = fold();
-    again.apply(approval_requested("a1", 3));
-    again.apply(changed("live-6", 6));
-    again.apply(gap(3, 6));
+    let live_6_after_a_hole = || {
+        let mut fold = fold();
+        fold.apply(approval_requested("a1", 3));
+        fold.apply(changed("live-6", 6));
+        fold.apply(gap(3, 6));
+        fold
+    };
+    let mut again = live_6_after_a_hole();
     let failing = [(3, page(&[turn_started("t4", 4)], Some(cursor(4))))];
     walk(&mut again, &failing);
     assert!(!again.is_current(), "the page from 4 failed");
@@ -891,10 +895,7 @@ fn past_a_live_event_between_merged_holes_the_pages_are_newer() {
     );
 
     // Nor is a page's event served twice in one walk.
-    let mut twice = fold();
-    twice.apply(approval_requested("a1", 3));
-    twice.apply(changed("live-6", 6));
-    twice.apply(gap(3, 6));
+    let mut twice = live_6_after_a_hole();
     walk(&mut twice, &[(3, page(&served, None))]);
     assert!(twice.is_current());
     assert_eq!(first_choice(&twice), "live-6-allow", "served twice");
