@@ -13,11 +13,13 @@ async fn main() -> Result<(), msp_client::Error> {
     let client = Client::spawn(&common::host(), Options::new("answer_question", "0.1.0")).await?;
     let (session, _) = client.resume_session(&session_id).await?;
     let prompt = session.next_prompt(None).await?;
-    let question = &prompt.request().expect("its questions").questions[0];
-    println!("asked: {}", render::QuestionLine(question));
-    let label = &question.options[0].label;
-    let answer = Answer::label(&question.id, label);
-    session.answer(prompt.id(), [answer]).await?;
+    let mut answers = Vec::new();
+    for question in &prompt.request().expect("its questions").questions {
+        println!("asked: {}", render::QuestionLine(question));
+        let first = question.options.iter().map(|o| &o.label).take(1);
+        answers.push(Answer::select(question, first));
+    }
+    session.answer(prompt.id(), answers).await?;
     let settled = session.settled(prompt.id(), None).await?;
     println!("settled: {} by {}", settled.params.outcome, settled.by);
     drop(session);

@@ -22,7 +22,7 @@ fn main() -> Result<(), msp_client::Error> {
         let stage = approval.stage().expect("a stage to decide");
         println!("approve? {}", render::SubjectLine(stage.subject));
         let offered = stage.choices.iter().find(|c| c.choice_id == choice);
-        let pick = offered.unwrap_or(&stage.choices[0]);
+        let pick = offered.or(stage.choices.first()).expect("a choice offered");
         let ack = session.decide(&approval, &pick.choice_id, None)?;
         println!("decided: {} (terminal: {})", pick.label, ack.terminal);
         if ack.terminal {

@@ -42,6 +42,22 @@ impl Answer {
         )
     }
 
+    /// Picks the options labelled `labels` of `question` in the form its selection mode
+    /// takes: `selectedLabel` for a `single` question given one label, `selectedLabels`
+    /// otherwise (a `single` question given none or several is refused when sent, as any
+    /// label no option has).
+    pub fn select<I, S>(question: &UserInputQuestion, labels: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut labels: Vec<String> = labels.into_iter().map(Into::into).collect();
+        match (question.selection.mode, labels.len()) {
+            (UserInputSelectionMode::Single, 1) => Answer::label(&question.id, labels.remove(0)),
+            _ => Answer::labels(&question.id, labels),
+        }
+    }
+
     /// A typed answer in place of an option (at most [`FREE_TEXT_CHARS`] characters).
     pub fn free_text(question_id: impl Into<String>, text: impl Into<String>) -> Self {
         Answer(
@@ -429,6 +445,42 @@ mod tests {
             .user_input_id("q")
             .view_cursor("v:1")
             .build()
+    }
+
+    #[test]
+    fn a_selection_takes_the_form_its_question_takes() {
+        let single = request(UserInputSelectionMode::Single, None, None);
+        let multiple = request(UserInputSelectionMode::Multiple, Some(1), None);
+        for (request, labels, label, several) in [
+            (&single, vec!["SQLite"], Some("SQLite"), None),
+            (&multiple, vec!["SQLite"], None, Some(vec!["SQLite"])),
+            (
+                &multiple,
+                vec!["SQLite", "MySQL"],
+                None,
+                Some(vec!["SQLite", "MySQL"]),
+            ),
+        ] {
+            let question = &request.questions[0];
+            let answer = Answer::select(question, labels.clone());
+            let wire = answer.as_wire();
+            assert_eq!(wire.question_id, "db");
+            assert_eq!(wire.selected_label.as_deref(), label, "{labels:?}");
+            let picked: Option<Vec<&str>> = wire
+                .selected_labels
+                .as_ref()
+                .map(|l| l.iter().map(String::as_str).collect());
+            assert_eq!(picked, several, "{labels:?}");
+            assert_eq!(check_every_answer(request, &[answer]), Ok(()));
+        }
+        // A single question given none or two: refused when checked, not sent as a guess.
+        for labels in [vec![], vec!["SQLite", "MySQL"]] {
+            let answer = Answer::select(&single.questions[0], labels);
+            assert!(matches!(
+                check_every_answer(&single, &[answer]),
+                Err(AskError::Selection { .. })
+            ));
+        }
     }
 
     #[test]

@@ -171,6 +171,26 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether a decision ([`Session::decide`](crate::blocking::Session::decide)) failed
+    /// because the stage it named is no longer there to decide: another decision won
+    /// (`approvalAlreadyResolved`), the host moved past it (`approvalRequirementStale`) or no
+    /// longer knows the approval (`approvalNotFound`), or it was resolved before the
+    /// decision was sent (nothing sent). Not a failure of the program's: the resolution or
+    /// the next stage comes to the session as any other, and that stage is not offered
+    /// again.
+    pub fn stage_gone(&self) -> bool {
+        match self {
+            Error::Rpc(RpcError::Remote(remote)) => matches!(
+                remote.kind(),
+                Some("approvalAlreadyResolved" | "approvalRequirementStale" | "approvalNotFound")
+            ),
+            Error::Ask(AskError::UnknownApproval { .. }) => true,
+            _ => false,
+        }
+    }
+}
+
 impl fmt::Display for SettledBy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -132,8 +132,9 @@ impl fmt::Display for OneLine<'_> {
 }
 
 fn cut(text: &str, chars: usize) -> String {
-    // Its first line with something on it, whatever ends lines.
-    let text = text.trim_start_matches(|c: char| c.is_whitespace());
+    // Its first line with something on it, whatever ends lines; "..." only when something
+    // follows it.
+    let text = text.trim();
     let line = text.split(BREAKS).next().unwrap_or_default();
     match line.char_indices().nth(chars) {
         Some((at, _)) => format!("{}...", &line[..at]),
@@ -266,6 +267,7 @@ mod tests {
     fn long_and_multi_line_texts_are_cut() {
         assert_eq!(cut("short", 80), "short");
         assert_eq!(cut("one\ntwo", 80), "one...");
+        assert_eq!(cut("\n one \r\n\n", 80), "one", "nothing follows");
         assert_eq!(cut("ééééé", 3), "ééé...");
     }
 }

@@ -536,28 +536,20 @@ impl Deciding {
         approval: &PendingApproval,
         error: Error,
     ) -> Result<Option<CloseReason>, Error> {
-        let gone = match &error {
-            Error::Rpc(RpcError::Remote(remote)) => match remote.kind() {
-                Some(
-                    "approvalAlreadyResolved" | "approvalRequirementStale" | "approvalNotFound",
-                ) => true,
-                Some("approvalChoiceInvalid") => {
-                    tracing::debug!(approval = approval.id(), %error, "the stage's choices changed");
-                    self.pass(approval);
-                    self.refused.push(approval.clone());
-                    return Ok(None);
-                }
-                _ => false,
-            },
-            // Resolved before the decision was sent: nothing was.
-            Error::Ask(AskError::UnknownApproval { .. }) => true,
+        match &error {
+            _ if error.stage_gone() => {}
+            Error::Rpc(RpcError::Remote(remote))
+                if remote.kind() == Some("approvalChoiceInvalid") =>
+            {
+                tracing::debug!(approval = approval.id(), %error, "the stage's choices changed");
+                self.pass(approval);
+                self.refused.push(approval.clone());
+                return Ok(None);
+            }
             Error::Rpc(RpcError::Closed(reason)) | Error::Closed(reason) => {
                 return Ok(Some(reason.clone()));
             }
-            _ => false,
-        };
-        if !gone {
-            return Err(error);
+            _ => return Err(error),
         }
         tracing::debug!(approval = approval.id(), %error, "a stage no longer to decide");
         self.pass(approval);

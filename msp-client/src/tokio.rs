@@ -624,8 +624,11 @@ impl Session {
         found.map_err(Error::Closed)
     }
 
-    /// Waits until `check` finds what it looks for in the fold (checked now, then after
-    /// each input routed to the session); `Err` at the timeout or once the connection closed.
+    /// Waits until `check` finds what it looks for in the fold (checked now, then each time
+    /// inputs were routed to the session); `Err` at the timeout or once the connection
+    /// closed. Inputs routed together are checked together: `check` sees the fold after the
+    /// last of them, so a state one of them passed through (an item in progress that the
+    /// next completed) may never be seen. Follow changes through the session's events.
     /// `check` runs under the client's lock: it must not call the client (a handle's method,
     /// [`HandlerStop::stop`]).
     pub async fn wait_for<T>(
@@ -997,6 +1000,9 @@ impl Session {
     /// An approval no longer pending in the session (resolved meanwhile, or another
     /// session's) is refused, nothing sent
     /// ([`AskError::UnknownApproval`](crate::AskError::UnknownApproval)).
+    /// A decision failing because its stage is gone ([`Error::stage_gone`]: another
+    /// decision won, the host moved past it) is no failure of the program's, and
+    /// `next_approval` does not offer that stage again.
     pub async fn decide(
         &self,
         approval: &PendingApproval,
@@ -1005,9 +1011,12 @@ impl Session {
     ) -> Result<ApprovalDecideResult, Error> {
         let (command, requirement) =
             commands::decide(self.core(), self.id(), approval, choice_id, feedback)?;
-        let result = self.send(&command).await?;
-        self.core().decided(&self.0.id, approval.id(), &requirement);
-        Ok(result)
+        let result = self.send(&command).await;
+        // A stage another decision won or the host moved past is not offered again either.
+        if result.as_ref().map_or_else(Error::stage_gone, |_| true) {
+            self.core().decided(&self.0.id, approval.id(), &requirement);
+        }
+        result
     }
 
     /// Decides each stage of each approval of the session with `decide` until the connection

@@ -1557,6 +1557,31 @@ fn a_handler_whose_decision_lost_the_race_waits_for_the_resolution_that_won() {
 }
 
 #[test]
+fn a_pulled_decision_that_lost_the_race_is_not_offered_again() {
+    let Some(dir) = support::lost_race_resolved_once_renamed() else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path());
+    let approval = turn.next_approval().expect("asked").expect("an approval");
+    let lost = session.decide(&approval, "allow_session", None);
+    let lost = lost.expect_err("another decision won");
+    assert!(lost.stage_gone(), "{lost}");
+    // Still pending in the fold (the host resolves it once renamed), but not offered again.
+    assert!(session.read(|fold| fold.pending_approval(APPROVAL).is_some()));
+    let again = session.next_approval(Some(Duration::from_millis(50)));
+    assert!(matches!(again, Err(Error::TimedOut { .. })), "{again:?}");
+    session.rename("meanwhile").expect("renamed");
+    let resolved = session
+        .resolved(APPROVAL, WAIT)
+        .expect("resolved by the host");
+    assert_eq!(resolved.decision, ApprovalDecision::TimedOut);
+    assert_eq!(turn.next_approval().expect("the turn's end"), None);
+    assert_eq!(turn.completed().terminal(), Some(&TurnTerminal::Completed));
+    drop((turn, session));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
 fn a_handler_choosing_what_is_not_offered_gets_the_refusal_and_nothing_is_sent() {
     let Some(scenario) = support::scenario("approval-round-trip") else {
         return;

@@ -827,6 +827,33 @@ async fn a_handler_still_waiting_when_the_host_resolves_its_stage_is_dropped() {
 }
 
 #[tokio::test]
+async fn a_pulled_decision_that_lost_the_race_is_not_offered_again() {
+    let Some(dir) = support::lost_race_resolved_once_renamed() else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path(), &[], "Bump the version.").await;
+    let approval = turn.next_approval().await.expect("asked").expect("one");
+    let lost = session.decide(&approval, "allow_session", None).await;
+    let lost = lost.expect_err("another decision won");
+    assert!(lost.stage_gone(), "{lost}");
+    // Still pending in the fold (the host resolves it once renamed), but not offered again.
+    assert!(session.read(|fold| fold.pending_approval(APPROVAL).is_some()));
+    let again = session.next_approval(Some(Duration::from_millis(50))).await;
+    assert!(matches!(again, Err(Error::TimedOut { .. })), "{again:?}");
+    session.rename("meanwhile").await.expect("renamed");
+    let resolved = session.resolved(APPROVAL, WAIT).await;
+    let resolved = resolved.expect("resolved by the host");
+    assert_eq!(resolved.decision, ApprovalDecision::TimedOut);
+    assert_eq!(turn.next_approval().await.expect("the turn's end"), None);
+    assert_eq!(
+        turn.completed().await.terminal(),
+        Some(&TurnTerminal::Completed)
+    );
+    drop((turn, session));
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+}
+
+#[tokio::test]
 async fn a_handler_awaiting_a_person_is_offered_the_stage_again_when_its_choices_change() {
     let Some(dir) = support::choices_changed_once_renamed() else {
         return;

@@ -363,6 +363,22 @@ pub fn resolved_by_host(error: Option<serde_json::Value>) -> Option<tempfile::Te
     })
 }
 
+/// [`resolved_by_host`] with the client's decision refused as `approvalAlreadyResolved`,
+/// and the host's resolution held until the client renamed the session (`meanwhile`): until
+/// then, the stage stays pending in the fold after the refusal.
+pub fn lost_race_resolved_once_renamed() -> Option<tempfile::TempDir> {
+    derived("approval-round-trip", |frames| {
+        let lost = serde_json::json!({
+            "code": -32051,
+            "message": "the approval is resolved",
+            "data": {"kind": "approvalAlreadyResolved"}
+        });
+        resolve_by_host(frames, Some(lost));
+        // After the refusal.
+        insert_rename(frames, approval_decide_at(frames) + 2);
+    })
+}
+
 /// [`resolved_by_host`] without a decision, the host resolving the approval only once the
 /// client renamed the session (`meanwhile`): a handler that renames it when offered the
 /// stage is offered it before the resolution, whatever the timing.
