@@ -181,7 +181,8 @@ pub enum Outcome {
         /// Its cursor.
         cursor: String,
     },
-    /// An event naming another session: not applied.
+    /// An event naming another session, or a result of another session's seeding a fold
+    /// bound to one: not applied.
     ForeignSession {
         /// Its method.
         method: String,
@@ -686,7 +687,12 @@ impl Fold {
         let first_after = match &self.gap.pending {
             Some((first, _)) => first.clone(),
             None => {
-                self.gap.after_arrival = self.cursors.arrival(&after);
+                // When the hole began: at `after`'s arrival. Unknown (never delivered here,
+                // or forgotten), just before `next`'s when `next` came first, or now: what
+                // arrived before either is older than the hole, none of whose events came.
+                let next_came = self.cursors.arrival(&next).map(|at| at.saturating_sub(1));
+                let began = self.cursors.arrival(&after).or(next_came);
+                self.gap.after_arrival = began.or(Some(self.arrivals));
                 Some(after.clone())
             }
         };
@@ -701,8 +707,11 @@ impl Fold {
                 method: "session/start".into(),
             };
         }
-        self.bind(&result.session.session_id);
         self.arrivals += 1;
+        if let Some(foreign) = self.foreign("session/start", &result.session.session_id) {
+            return foreign;
+        }
+        self.bind(&result.session.session_id);
         self.cursors.first(&result.view_cursor, self.arrivals);
         Outcome::Seeded(Seeded::default())
     }
@@ -723,8 +732,11 @@ impl Fold {
                 method: "session/resume".into(),
             };
         }
-        self.bind(&result.session.session_id);
         self.arrivals += 1;
+        if let Some(foreign) = self.foreign("session/resume", &result.session.session_id) {
+            return foreign;
+        }
+        self.bind(&result.session.session_id);
         let mut seeded = Seeded::default();
         let history = &result.history;
         let refused = match (&history.mode, &history.snapshot) {
@@ -745,12 +757,12 @@ impl Fold {
                 }
                 if let Some(active) = &state.active_turn {
                     let (id, command) = (&active.turn_id, &active.command_id);
-                    self.turns.seed(id, command, TurnState::Running);
+                    self.turns.seed(id, Some(command), TurnState::Running);
                     seeded.turns += 1;
                 }
                 for queued in &state.queued_turns {
-                    self.turns
-                        .seed(&queued.turn_id, &queued.command_id, TurnState::Queued);
+                    let command = Some(&*queued.command_id);
+                    self.turns.seed(&queued.turn_id, command, TurnState::Queued);
                     seeded.turns += 1;
                 }
                 for pointer in &state.pending_approvals {
@@ -780,6 +792,14 @@ impl Fold {
             (HistoryMode::None, _) => Some("the history holds no items (mode `none`)".into()),
             (mode, _) => Some(format!("the history's mode `{mode}` is unknown")),
         };
+        // Whatever the history, the session says which turn runs (its command is known
+        // from a snapshot only).
+        if let Some(active) = &result.session.active_turn_id {
+            if self.turns.get(active).is_none() {
+                self.turns.seed(active, None, TurnState::Running);
+                seeded.turns += 1;
+            }
+        }
         for pointer in &result.pending_requests {
             if let Some(id) = &pointer.approval_id {
                 self.approvals.pointer(id);
@@ -807,6 +827,19 @@ impl Fold {
                     None => Outcome::Seeded(seeded),
                 }
             }
+        }
+    }
+
+    /// A result of another session than the one the fold is bound to seeds nothing.
+    fn foreign(&self, method: &str, session_id: &str) -> Option<Outcome> {
+        match &self.session_id {
+            Some(ours) if self.rules.bind_to_session && ours != session_id => {
+                Some(Outcome::ForeignSession {
+                    method: method.to_owned(),
+                    session_id: session_id.to_owned(),
+                })
+            }
+            _ => None,
         }
     }
 
@@ -910,6 +943,13 @@ impl Fold {
     /// what a reader waits on to know the fold saw everything sent so far.
     pub fn arrivals(&self) -> u64 {
         self.arrivals
+    }
+
+    /// Whether the event at view cursor `cursor` was folded (live, from a refill's page, or
+    /// a seed's cursor), as far as the cursor window remembers: its last
+    /// [`FoldRules::cursor_window`] cursors at least, none under a window of 0.
+    pub fn seen(&self, cursor: &str) -> bool {
+        self.cursors.arrival(cursor).is_some()
     }
 
     /// The items, in the order first opened.
@@ -1078,9 +1118,10 @@ pub(crate) fn session_of(notification: &ProtocolNotification) -> Option<&str> {
 }
 
 /// The view cursor of a view event: its own position in the view. Not of
-/// `session/statusChanged` (the cursor of the record that caused it), `session/closed` (the
-/// view's head at unload) or `session/leaveCompleted` (no view event): theirs name other
-/// records, which would be refused as seen when they come.
+/// `session/statusChanged` (the cursor of the record that caused it), `approval/reviewing`
+/// (the cursor of the record that opened the approval, `approval/requested`'s),
+/// `session/closed` (the view's head at unload) or `session/leaveCompleted` (no view event):
+/// theirs name other records, which would be refused as seen when they come.
 pub(crate) fn cursor_of(notification: &ProtocolNotification) -> Option<&str> {
     use ProtocolNotification as N;
     Some(match notification {
@@ -1098,7 +1139,6 @@ pub(crate) fn cursor_of(notification: &ProtocolNotification) -> Option<&str> {
         N::ApprovalRequested(p) => &p.view_cursor,
         N::ApprovalUpdated(p) => &p.view_cursor,
         N::ApprovalResolved(p) => &p.view_cursor,
-        N::ApprovalReviewing(p) => &p.view_cursor,
         N::UserInputRequested(p) => &p.view_cursor,
         N::UserInputSettled(p) => &p.view_cursor,
         N::SessionApprovalModeChanged(p) => &p.view_cursor,

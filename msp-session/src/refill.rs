@@ -25,7 +25,7 @@ use crate::Set;
 
 use msp_types::{ProtocolNotification, ViewPageDirection, ViewPageParams, ViewPageResult};
 
-use crate::fold::{cursor_of, session_of, Input};
+use crate::fold::{cursor_of, Input};
 use crate::rules::FoldRules;
 
 /// How many events a refill asks for a page.
@@ -60,7 +60,8 @@ pub enum RefillFailure {
         /// The session it named.
         session_id: String,
     },
-    /// A page did not decode (a legacy `{"items": ...}` page, an event of no known method).
+    /// A page did not decode (a legacy `{"items": ...}` page, an event of a known method whose
+    /// params do not).
     Malformed {
         /// Where and why.
         reason: String,
@@ -204,29 +205,32 @@ impl Refill {
         // A page names the cursor of its last event as the next: only what earlier pages
         // served makes a cycle.
         let mut served_here = Vec::new();
-        for event in page.events {
-            let method = event.method.clone();
-            let decoded = serde_json::to_value(&event.params)
+        for unframed in page.events {
+            // Every page event names its session and cursor, whatever its kind.
+            if unframed.params.session_id != self.session_id {
+                let session_id = unframed.params.session_id;
+                return self.fail(RefillFailure::ForeignEvent { session_id });
+            }
+            let method = &unframed.method;
+            let decoded = serde_json::to_value(&unframed.params)
                 .map_err(|e| e.to_string())
                 .and_then(|params| {
-                    ProtocolNotification::decode(&method, Some(params)).map_err(|e| e.to_string())
+                    ProtocolNotification::decode(method, Some(params)).map_err(|e| e.to_string())
                 });
             let event = match decoded {
-                Ok(ProtocolNotification::Unknown { .. }) => {
-                    let reason = format!("an event of no known method, {method}");
-                    return self.fail(RefillFailure::Malformed { reason });
-                }
                 Ok(event) => event,
                 Err(reason) => {
                     let reason = format!("{method}: {reason}");
                     return self.fail(RefillFailure::Malformed { reason });
                 }
             };
-            if let Some(session_id) = session_of(&event).filter(|s| *s != self.session_id) {
-                let session_id = session_id.to_owned();
-                return self.fail(RefillFailure::ForeignEvent { session_id });
-            }
-            if let Some(cursor) = cursor_of(&event) {
+            // A kind of a later schema is folded as live (reported, nothing changed), and
+            // its cursor counts as served as any other's.
+            let cursor = match &event {
+                ProtocolNotification::Unknown { .. } => Some(&*unframed.params.view_cursor),
+                known => cursor_of(known),
+            };
+            if let Some(cursor) = cursor {
                 reached |= cursor == self.target;
                 served_here.push(cursor.to_owned());
                 if reached {

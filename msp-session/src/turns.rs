@@ -215,11 +215,13 @@ impl Turns {
     }
 
     /// Seeds a turn from a resume's snapshot.
-    pub(crate) fn seed(&mut self, id: &str, command_id: &str, state: TurnState) {
+    pub(crate) fn seed(&mut self, id: &str, command_id: Option<&str>, state: TurnState) {
         let at = self.entry(id);
         let entry = &mut self.entries[at];
         entry.state = state;
-        entry.command_id = Some(command_id.to_owned());
+        if let Some(command_id) = command_id {
+            entry.command_id = Some(command_id.to_owned());
+        }
         if entry.state == TurnState::Running {
             self.active = Some(at);
         }

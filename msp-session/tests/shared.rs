@@ -111,10 +111,12 @@ fn every_notification_kind_naming_a_session_or_a_cursor_is_routed_and_ordered_by
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../schema/msp.schema.json");
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let schema: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
-    // Their `viewCursor` names another record: the one that caused the change, the view's
-    // head at unload, the view's position when a leave (no view event) completed.
-    const NOT_THEIR_OWN: [&str; 3] = [
+    // Their `viewCursor` names another record: the one that caused the change, the one that
+    // opened the approval, the view's head at unload, the view's position when a leave (no
+    // view event) completed.
+    const NOT_THEIR_OWN: [&str; 4] = [
         "session/statusChanged",
+        "approval/reviewing",
         "session/closed",
         "session/leaveCompleted",
     ];

@@ -33,6 +33,7 @@ fn a_delta_delivered_twice_is_appended_once() {
     let mut python = python();
     feed(&mut python, events());
     assert_eq!(python.item("i1").unwrap().text("text"), Some("HeHe"));
+    assert!(fold.seen("v:s1:1.1") && !python.seen("v:s1:1.1"));
 }
 
 #[test]
@@ -395,6 +396,28 @@ fn a_multi_stage_approval_shows_each_stage_until_it_resolves() {
     assert!(python.pending_approvals().is_empty());
 }
 
+/// `approval/reviewing` carries the cursor of the record that opened the approval: it is
+/// reported, and the `approval/requested` it shares its cursor with is not refused for it,
+/// whichever comes first (a page serving the request after the notice came live).
+#[test]
+fn the_reviewers_notice_shares_its_approvals_cursor_and_refuses_nothing() {
+    let reviewing = || event("approval/reviewing", approval_params("a1", 5));
+    let noticed = Outcome::Approval {
+        approval_id: "a1".into(),
+        change: ApprovalChange::Reviewing,
+    };
+    let mut fold = fold();
+    fold.apply(approval_requested("a1", 5));
+    assert_eq!(fold.apply(reviewing()), noticed);
+    let mut fold = support::fold();
+    assert_eq!(fold.apply(reviewing()), noticed);
+    assert!(matches!(
+        fold.apply(approval_requested("a1", 5)),
+        Outcome::Approval { .. }
+    ));
+    assert!(fold.pending_approval("a1").is_some());
+}
+
 #[test]
 fn an_update_at_the_stage_its_request_shows_is_no_new_stage() {
     let mut fold = fold();
@@ -676,6 +699,9 @@ fn a_refill_walks_from_the_hole_to_its_next_and_the_fold_is_current_again() {
     let asked = walk(&mut fold, &pages);
     assert_eq!(asked, [Some(cursor(1)), Some(cursor(2))]);
     assert!(fold.is_current());
+    // Seen: live (1, 4) or from a page (2, 3); 5 never came.
+    let seen: Vec<bool> = (1..=5).map(|n| fold.seen(&cursor(n))).collect();
+    assert_eq!(seen, [true, true, true, true, false]);
     let order: Vec<_> = fold.items().iter().map(|i| i.id().to_owned()).collect();
     assert_eq!(
         order,
@@ -759,6 +785,49 @@ fn a_refill_holds_live_events_drops_the_overlap_and_refuses_late_twins() {
         fold.apply(completed("i3", 1, "three", 3)),
         Outcome::DuplicateCursor { .. }
     ));
+}
+
+/// A page may serve a durable event of a kind a later schema added: folded as a live one
+/// would be (reported, nothing changed), the walk going on past it, or ending at it when it
+/// is the hole's target.
+#[test]
+fn a_page_serving_an_event_of_an_unknown_kind_is_walked_past() {
+    let aura = || {
+        event(
+            "session/auraChanged",
+            json!({"viewCursor": cursor(3), "aura": "calm"}),
+        )
+    };
+    for (target, served, items) in [(4, 3, ["i1", "i2", "i4"].as_slice()), (3, 2, &["i1", "i2"])] {
+        let mut fold = fold();
+        fold.apply(started("i1", 1, 1));
+        fold.apply(gap(1, target));
+        let events = [
+            completed("i2", 1, "two", 2),
+            aura(),
+            completed("i4", 1, "four", 4),
+        ];
+        let served = &events[..served];
+        let next = cursor(target);
+        let mut refill = fold.begin_refill().expect("a hole to fill");
+        refill.next_request().expect("the page");
+        refill.page(page(served, Some(next)));
+        assert_eq!(refill.next_request(), None, "target {target}: reached");
+        let outcomes = fold.finish_refill(refill);
+        assert!(
+            fold.is_current(),
+            "target {target}: {:?}",
+            fold.gap().failure()
+        );
+        assert!(
+            outcomes.contains(&Outcome::Unrecognized {
+                method: "session/auraChanged".into()
+            }),
+            "{outcomes:?}"
+        );
+        let folded: Vec<_> = fold.items().iter().map(|i| i.id().to_owned()).collect();
+        assert_eq!(folded, items);
+    }
 }
 
 #[test]
@@ -899,6 +968,28 @@ fn past_a_live_event_between_merged_holes_the_pages_are_newer() {
     walk(&mut twice, &[(3, page(&served, None))]);
     assert!(twice.is_current());
     assert_eq!(first_choice(&twice), "live-6-allow", "served twice");
+}
+
+/// A hole whose `after` this fold never saw (it joined later, or forgot it): the pages'
+/// events are older than what came live after the hole began, whether `next` came before
+/// the `view/gap` or after it.
+#[test]
+fn a_hole_from_a_cursor_never_seen_yields_to_what_came_live_since() {
+    let goal = |fold: &Fold| fold.state().goal().and_then(|g| g.goal.clone());
+    let served = [goal_changed(Some("old"), 5), goal_changed(Some("new"), 10)];
+    // `next` live before the gap (trap 1), then after it.
+    let mut early = fold();
+    early.apply(goal_changed(Some("new"), 10));
+    early.apply(gap(1, 10));
+    let mut late = fold();
+    late.apply(gap(1, 10));
+    late.apply(goal_changed(Some("new"), 10));
+    for (name, mut fold) in [("early", early), ("late", late)] {
+        walk(&mut fold, &[(1, page(&served, Some(cursor(10))))]);
+        assert!(fold.is_current(), "{name}");
+        let goal = goal(&fold).map(|g| g.objective);
+        assert_eq!(goal.as_deref(), Some("new"), "{name}");
+    }
 }
 
 /// Every `next` of a hole merged from several gaps counts as filled once the hole is: each
@@ -1299,6 +1390,53 @@ fn a_seeded_item_drops_the_deltas_held_for_it() {
     assert!(matches!(fold.seed_resumed(&resumed), Outcome::Seeded(_)));
     assert_eq!(fold.held_deltas().count(), 0);
     assert_eq!(fold.item("i1").unwrap().text("text"), None);
+}
+
+/// The turn the resumed session says runs is the fold's active turn whatever the history
+/// served (here inline items, which name no turn state).
+#[test]
+fn a_resume_seeds_the_turn_the_session_says_runs() {
+    let mut fold = fold();
+    let resumed: SessionResumeResult = serde_json::from_value(json!({
+        "session": {
+            "sessionId": SESSION, "path": "/s", "workspaceRoot": "/w", "status": "running",
+            "createdAt": "t", "updatedAt": "t", "turnCount": 0, "modelId": null,
+            "providerId": null, "forkedFrom": null, "activeTurnId": "t9"
+        },
+        "history": {"mode": "inline", "items": [], "snapshot": null},
+        "pendingRequests": [],
+        "viewCursor": cursor(2),
+    }))
+    .expect("a resume result");
+    assert!(matches!(fold.seed_resumed(&resumed), Outcome::Seeded(_)));
+    let active = fold.active_turn().expect("the running turn");
+    assert_eq!((active.id(), active.state()), ("t9", TurnState::Running));
+    fold.apply(turn_completed("t9", "completed", 3));
+    assert!(fold.active_turn().is_none());
+}
+
+/// A fold bound to one session is not seeded from another's resume: nothing of it is taken.
+#[test]
+fn a_resume_of_another_session_seeds_nothing() {
+    let mut fold = fold();
+    let resumed: SessionResumeResult = serde_json::from_value(json!({
+        "session": {
+            "sessionId": "other", "path": "/s", "workspaceRoot": "/w", "status": "idle",
+            "createdAt": "t", "updatedAt": "t", "turnCount": 0, "modelId": null,
+            "providerId": null, "forkedFrom": null, "activeTurnId": null
+        },
+        "history": {"mode": "inline", "items": [item("i1", 1, "completed", "x")], "snapshot": null},
+        "pendingRequests": [],
+        "viewCursor": cursor(2),
+    }))
+    .expect("a resume result");
+    let outcome = fold.seed_resumed(&resumed);
+    assert!(
+        matches!(&outcome, Outcome::ForeignSession { session_id, .. } if session_id == "other"),
+        "{outcome:?}"
+    );
+    assert!(fold.items().is_empty() && !fold.seen(&cursor(2)));
+    assert_eq!(fold.session_id(), Some(SESSION));
 }
 
 /// `session/statusChanged` names the cursor of the record that caused the change, sent
