@@ -947,9 +947,10 @@ impl Session {
     /// An approval no longer pending in the session (resolved meanwhile, or another
     /// session's) is refused, nothing sent
     /// ([`AskError::UnknownApproval`](crate::AskError::UnknownApproval)).
-    /// A decision failing because its stage is gone ([`Error::stage_gone`]: another
-    /// decision won, the host moved past it) is no failure of the program's, and
-    /// `next_approval` does not offer that stage again.
+    /// While the decision is in flight the stage is not offered (to a handler or a wait of
+    /// this client), nor once it was accepted, nor when it failed because the stage is gone
+    /// ([`Error::stage_gone`]: another decision won, the host moved past it; no failure of
+    /// the program's); it is again when the decision failed otherwise.
     pub fn decide(
         &self,
         approval: &PendingApproval,
@@ -958,12 +959,13 @@ impl Session {
     ) -> Result<ApprovalDecideResult, Error> {
         let (command, requirement) =
             commands::decide(self.core(), self.id(), approval, choice_id, feedback)?;
-        let result = self.send(&command);
-        // A stage another decision won or the host moved past is not offered again either.
-        if result.as_ref().map_or_else(Error::stage_gone, |_| true) {
-            self.core().decided(&self.0.id, approval.id(), &requirement);
-        }
-        result
+        let (core, id) = (self.core(), approval.id());
+        core.decided(&self.0.id, id, &requirement, true);
+        self.send(&command).inspect_err(|error| {
+            if !error.stage_gone() {
+                core.decided(&self.0.id, id, &requirement, false);
+            }
+        })
     }
 
     /// Decides each stage of each approval of the session with `decide` until the connection

@@ -1130,18 +1130,33 @@ impl Core {
         }
     }
 
-    /// Notes an approval stage this client decided.
+    /// Notes a decision of an approval stage sent (`decided`), or one that failed leaving
+    /// the stage to decide (`!decided`), as [`Core::answered`] does for a prompt: the stage
+    /// is offered again once no decision of it is in flight or accepted.
     pub(crate) fn decided(
         &self,
         session_id: &str,
         approval_id: &str,
         requirement: &ApprovalRequirementRef,
+        decided: bool,
     ) {
-        self.slot(session_id, |slot| {
-            slot.asked
-                .decided
-                .insert(Asked::decided_key(approval_id, requirement));
-        });
+        let mut state = self.lock();
+        let state = &mut *state;
+        let Some(slot) = state.slots.get_mut(session_id) else {
+            return;
+        };
+        let key = Asked::decided_key(approval_id, requirement);
+        let decisions = &mut slot.asked.decided;
+        if decided {
+            *decisions.entry(key).or_default() += 1;
+        } else if let Some(count) = decisions.get_mut(&key) {
+            *count -= 1;
+            if *count == 0 {
+                decisions.remove(&key);
+                // A wait for the next approval finds it again.
+                slot.waiting.wake_into(&mut state.woken);
+            }
+        }
     }
 
     /// Keeps command `command_id`'s acknowledgement (the latest
@@ -1744,6 +1759,31 @@ mod tests {
         core.answered("s", "p", false);
         assert!(!hidden(&core), "both refused: offered again");
         core.answered("s", "p", false);
+        assert!(!hidden(&core));
+    }
+
+    /// A stage is offered again once no decision of it is in flight or accepted, as a
+    /// prompt is.
+    #[test]
+    fn a_stage_is_hidden_while_any_decision_of_it_is_in_flight_or_accepted() {
+        let core = Core::new(FoldRules::default(), 0);
+        let place = core.open("s", |_| ()).place;
+        let requirement = ApprovalRequirementRef::builder()
+            .approval_id("a")
+            .source_index(0)
+            .build();
+        let hidden = |core: &Core| {
+            let mut state = core.lock();
+            let key = Asked::decided_key("a", &requirement);
+            state.slots.at(place).asked.decided.contains_key(&key)
+        };
+        core.decided("s", "a", &requirement, true);
+        core.decided("s", "a", &requirement, true);
+        core.decided("s", "a", &requirement, false);
+        assert!(hidden(&core), "the accepted decision keeps it decided");
+        core.decided("s", "a", &requirement, false);
+        assert!(!hidden(&core), "both failed: offered again");
+        core.decided("s", "a", &requirement, false);
         assert!(!hidden(&core));
     }
 

@@ -293,8 +293,9 @@ pub(crate) struct Asked {
     /// The prompts it answered, cancelled or clarified: how many of those commands are in
     /// flight or were accepted (one refused or dropped in flight counts no more).
     pub(crate) answered: HashMap<String, usize>,
-    /// The approval stages it decided.
-    pub(crate) decided: HashSet<StageKey>,
+    /// The approval stages it decided: how many of those decisions are in flight or were
+    /// accepted (one that failed leaving the stage open counts no more).
+    pub(crate) decided: HashMap<StageKey, usize>,
     /// The turns the resume shows ended before it.
     pub(crate) ended_before: EndedBefore,
 }
@@ -345,7 +346,7 @@ impl Asked {
     fn to_decide(&self, approval: &PendingApproval, passed: &HashSet<StageKey>) -> bool {
         approval.stage().is_some_and(|stage| {
             let key = Asked::decided_key(approval.id(), stage.requirement);
-            !self.decided.contains(&key) && !passed.contains(&key)
+            !self.decided.contains_key(&key) && !passed.contains(&key)
         })
     }
 

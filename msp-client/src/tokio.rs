@@ -20,9 +20,9 @@ use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Stage};
 use msp_types::protocol::methods;
 use msp_types::rpc::{ClientMethod, Request};
 use msp_types::{
-    ApprovalDecideResult, ApprovalResolvedParams, ClientResult, SessionResumeParams,
-    SessionResumeResult, SessionStartParams, SessionStartResult, TurnInputPart,
-    TurnInterruptResult, TurnStartParams, TurnStartResult, UserInputAnswerResult,
+    ApprovalDecideResult, ApprovalRequirementRef, ApprovalResolvedParams, ClientResult,
+    SessionResumeParams, SessionResumeResult, SessionStartParams, SessionStartResult,
+    TurnInputPart, TurnInterruptResult, TurnStartParams, TurnStartResult, UserInputAnswerResult,
     UserInputCancelResult,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -542,20 +542,31 @@ impl Drop for Sending<'_> {
     }
 }
 
-/// A prompt this client is settling, offered again when dropped armed
-/// ([`Session::settle`]).
+/// A prompt this client is settling or a stage it is deciding, offered again when dropped
+/// armed ([`Session::settle`], [`Session::decide`]).
 struct OfferAgain<'a> {
     core: &'a Core,
     session_id: &'a str,
-    user_input_id: &'a str,
+    offered: Offered<'a>,
     armed: bool,
+}
+
+/// What a command in flight settles: a prompt, or an approval's stage.
+enum Offered<'a> {
+    Prompt(&'a str),
+    Stage(&'a str, &'a ApprovalRequirementRef),
 }
 
 impl Drop for OfferAgain<'_> {
     fn drop(&mut self) {
-        if self.armed {
-            self.core
-                .answered(self.session_id, self.user_input_id, false);
+        if !self.armed {
+            return;
+        }
+        match self.offered {
+            Offered::Prompt(id) => self.core.answered(self.session_id, id, false),
+            Offered::Stage(id, requirement) => {
+                self.core.decided(self.session_id, id, requirement, false)
+            }
         }
     }
 }
@@ -1000,9 +1011,11 @@ impl Session {
     /// An approval no longer pending in the session (resolved meanwhile, or another
     /// session's) is refused, nothing sent
     /// ([`AskError::UnknownApproval`](crate::AskError::UnknownApproval)).
-    /// A decision failing because its stage is gone ([`Error::stage_gone`]: another
-    /// decision won, the host moved past it) is no failure of the program's, and
-    /// `next_approval` does not offer that stage again.
+    /// While the decision is in flight the stage is not offered (to a handler or a wait of
+    /// this client), nor once it was accepted, nor when it failed because the stage is gone
+    /// ([`Error::stage_gone`]: another decision won, the host moved past it; no failure of
+    /// the program's); it is again when the decision failed otherwise, or this future was
+    /// dropped before it ended.
     pub async fn decide(
         &self,
         approval: &PendingApproval,
@@ -1011,11 +1024,18 @@ impl Session {
     ) -> Result<ApprovalDecideResult, Error> {
         let (command, requirement) =
             commands::decide(self.core(), self.id(), approval, choice_id, feedback)?;
+        self.core()
+            .decided(self.id(), approval.id(), &requirement, true);
+        // Offered again when the decision fails leaving the stage open, and when this future
+        // is dropped before the send ends: the decision may never have reached the host.
+        let mut again = OfferAgain {
+            core: self.core(),
+            session_id: self.id(),
+            offered: Offered::Stage(approval.id(), &requirement),
+            armed: true,
+        };
         let result = self.send(&command).await;
-        // A stage another decision won or the host moved past is not offered again either.
-        if result.as_ref().map_or_else(Error::stage_gone, |_| true) {
-            self.core().decided(&self.0.id, approval.id(), &requirement);
-        }
+        again.armed = result.as_ref().is_err_and(|error| !error.stage_gone());
         result
     }
 
@@ -1184,7 +1204,7 @@ impl Session {
         let mut again = OfferAgain {
             core: self.core(),
             session_id: self.id(),
-            user_input_id,
+            offered: Offered::Prompt(user_input_id),
             armed: true,
         };
         let result = self.send(command).await;

@@ -90,8 +90,11 @@ impl FoldRules {
     /// for differential testing against it. Some things stay as the defaults have them, by
     /// design: a refill refuses a cursor it already asked for (Python pages a cycle
     /// forever), a malformed frame is an outcome (Python raises), an `approval/updated` of an
-    /// earlier requirement than the stage shown is stale, and a refill's page applies no
-    /// delta of an item folded live while its hole was open (Python applies both).
+    /// earlier requirement than the stage shown is stale, an approval's request coming after
+    /// an update of its stage or a later one keeps the update (Python drops it: a
+    /// requirement's index only grows, so the request is the older word), and a refill's
+    /// page applies no delta of an item folded live while its hole was open (Python applies
+    /// both).
     pub fn python_sdk_1_4_13() -> Self {
         FoldRules {
             final_at_same_revision: false,
