@@ -177,7 +177,9 @@ impl Client {
     /// its fold is seeded from the result, so pending questions and approvals are there at
     /// once, and what the host said of the session before the result is folded after it.
     /// A session this client has open already is shared as it is (see
-    /// [`Client::open_session`]).
+    /// [`Client::open_session`]): its fold is not seeded again, so a program that resumes to
+    /// start over (a refill that failed for good, [`Fold::is_current`] false) drops every
+    /// handle of the session first.
     pub fn resume_session_with(
         &self,
         build: impl FnOnce(String) -> SessionResumeParams,

@@ -116,7 +116,8 @@ impl Slots {
 pub(crate) const UNCLAIMED: usize = 1_024;
 
 /// How many refills of a session may overflow in a row: past them its hole is left open
-/// (the program resumes the session, or lets a refill hold more), so that a session always
+/// (the program drops the session's handles and resumes it, or lets a refill hold more,
+/// [`FoldRules::refill_held_frames`]), so that a session always
 /// busier than a refill may hold does not page for ever.
 pub(crate) const OVERFLOWS: u32 = 3;
 
