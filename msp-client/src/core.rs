@@ -116,9 +116,9 @@ impl Slots {
 pub(crate) const UNCLAIMED: usize = 1_024;
 
 /// How many refills of a session may overflow in a row: past them its hole is left open
-/// (the program drops the session's handles and resumes it, or lets a refill hold more,
-/// [`FoldRules::refill_held_frames`]), so that a session always
-/// busier than a refill may hold does not page for ever.
+/// (the program drops the session's handles, its approval handlers stopped, and resumes
+/// it, or lets a refill hold more, [`FoldRules::refill_held_frames`]), so that a session
+/// always busier than a refill may hold does not page for ever.
 pub(crate) const OVERFLOWS: u32 = 3;
 
 /// Something that happened in a session (or, among the client's own events, naming none),

@@ -175,10 +175,10 @@ impl Error {
     /// Whether a decision ([`Session::decide`](crate::blocking::Session::decide)) failed
     /// because the stage it named is no longer there to decide: another decision won
     /// (`approvalAlreadyResolved`), the host moved past it (`approvalRequirementStale`) or no
-    /// longer knows the approval (`approvalNotFound`), or it was resolved before the
-    /// decision was sent (nothing sent). Not a failure of the program's: the resolution or
-    /// the next stage comes to the session as any other, and that stage is not offered
-    /// again.
+    /// longer knows the approval (`approvalNotFound`), or it was no longer pending in the
+    /// session when the decision was to be sent (nothing sent). That stage is not offered
+    /// again; the resolution or the next stage comes to the session as any other, when there
+    /// is one (none for an approval the host no longer knows).
     pub fn stage_gone(&self) -> bool {
         match self {
             Error::Rpc(RpcError::Remote(remote)) => matches!(

@@ -184,7 +184,7 @@ impl Client {
     /// A session this client has open already is shared as it is (see
     /// [`Client::open_session`]): its fold is not seeded again, so a program that resumes to
     /// start over (a refill that failed for good, [`Fold::is_current`] false) drops every
-    /// handle of the session first.
+    /// handle of the session first, its approval handlers stopped (`ApprovalHandler::stop`).
     pub async fn resume_session_with(
         &self,
         build: impl FnOnce(String) -> SessionResumeParams,

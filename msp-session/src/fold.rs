@@ -690,9 +690,11 @@ impl Fold {
                 // When the hole began: at `after`'s arrival. Unknown (never delivered here,
                 // or forgotten), just before `next`'s when `next` came first, or now: what
                 // arrived before either is older than the hole, none of whose events came.
+                // (With no window, as Python, no cursor's arrival is known: nothing yields.)
                 let next_came = self.cursors.arrival(&next).map(|at| at.saturating_sub(1));
                 let began = self.cursors.arrival(&after).or(next_came);
-                self.gap.after_arrival = began.or(Some(self.arrivals));
+                let now = (self.rules.cursor_window > 0).then_some(self.arrivals);
+                self.gap.after_arrival = began.or(now);
                 Some(after.clone())
             }
         };
@@ -792,9 +794,9 @@ impl Fold {
             (HistoryMode::None, _) => Some("the history holds no items (mode `none`)".into()),
             (mode, _) => Some(format!("the history's mode `{mode}` is unknown")),
         };
-        // Whatever the history, the session says which turn runs (its command is known
-        // from a snapshot only).
-        if let Some(active) = &result.session.active_turn_id {
+        // Whatever history was taken, the session says which turn runs (its command is
+        // known from a snapshot only). A history not taken is paged, the turn's start too.
+        if let (None, Some(active)) = (&refused, &result.session.active_turn_id) {
             if self.turns.get(active).is_none() {
                 self.turns.seed(active, None, TurnState::Running);
                 seeded.turns += 1;
@@ -1113,8 +1115,14 @@ pub(crate) fn session_of(notification: &ProtocolNotification) -> Option<&str> {
         N::AdmissionResolved(p) => &p.session_id,
         #[cfg(feature = "experimental")]
         N::SessionPermissionProfileChanged(p) => &p.session_id,
+        N::Unknown { params, .. } => member(params, "sessionId")?,
         _ => return None,
     })
+}
+
+/// A string member of an unknown kind's params.
+fn member<'a>(params: &'a Option<serde_json::Value>, name: &str) -> Option<&'a str> {
+    params.as_ref()?.get(name)?.as_str()
 }
 
 /// The view cursor of a view event: its own position in the view. Not of
@@ -1160,6 +1168,8 @@ pub(crate) fn cursor_of(notification: &ProtocolNotification) -> Option<&str> {
         N::AdmissionResolved(p) => &p.view_cursor,
         #[cfg(feature = "experimental")]
         N::SessionPermissionProfileChanged(p) => &p.view_cursor,
+        // A kind of a later schema: its `viewCursor`, which a view event's is.
+        N::Unknown { params, .. } => member(params, "viewCursor")?,
         _ => return None,
     })
 }

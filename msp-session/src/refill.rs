@@ -224,14 +224,11 @@ impl Refill {
                     return self.fail(RefillFailure::Malformed { reason });
                 }
             };
-            // A kind of a later schema is folded as live (reported, nothing changed), and
-            // its cursor counts as served as any other's.
-            let cursor = match &event {
-                ProtocolNotification::Unknown { .. } => Some(&*unframed.params.view_cursor),
-                known => cursor_of(known),
-            };
-            if let Some(cursor) = cursor {
-                reached |= cursor == self.target;
+            // A kind of a later schema is folded as live (reported, nothing changed). The
+            // target is reached at its cursor, whatever the kind (one whose cursor names
+            // another record too: the host named it).
+            reached |= unframed.params.view_cursor == self.target;
+            if let Some(cursor) = cursor_of(&event) {
                 served_here.push(cursor.to_owned());
                 if reached {
                     self.twins.insert(cursor.to_owned());

@@ -827,6 +827,12 @@ fn a_page_serving_an_event_of_an_unknown_kind_is_walked_past() {
         );
         let folded: Vec<_> = fold.items().iter().map(|i| i.id().to_owned()).collect();
         assert_eq!(folded, items);
+        // Its cursor is the fold's as any other's: seen, and a live copy refused.
+        assert!(fold.seen(&cursor(3)));
+        assert!(matches!(
+            fold.apply(aura()),
+            Outcome::DuplicateCursor { .. }
+        ));
     }
 }
 
@@ -989,6 +995,17 @@ fn a_hole_from_a_cursor_never_seen_yields_to_what_came_live_since() {
         assert!(fold.is_current(), "{name}");
         let goal = goal(&fold).map(|g| g.objective);
         assert_eq!(goal.as_deref(), Some("new"), "{name}");
+    }
+    // Python remembers no cursor: the page's older value is the last write, and wins.
+    for (mut fold, wins) in [(support::fold(), "live"), (python(), "page")] {
+        fold.apply(gap(1, 5));
+        fold.apply(goal_changed(Some("live"), 6));
+        walk(
+            &mut fold,
+            &[(1, page(&[goal_changed(Some("page"), 5)], None))],
+        );
+        let goal = goal(&fold).map(|g| g.objective);
+        assert_eq!(goal.as_deref(), Some(wins));
     }
 }
 
@@ -1396,23 +1413,54 @@ fn a_seeded_item_drops_the_deltas_held_for_it() {
 /// served (here inline items, which name no turn state).
 #[test]
 fn a_resume_seeds_the_turn_the_session_says_runs() {
+    let resumed = |mode: &str| -> SessionResumeResult {
+        serde_json::from_value(json!({
+            "session": {
+                "sessionId": SESSION, "path": "/s", "workspaceRoot": "/w", "status": "running",
+                "createdAt": "t", "updatedAt": "t", "turnCount": 0, "modelId": null,
+                "providerId": null, "forkedFrom": null, "activeTurnId": "t9"
+            },
+            "history": {"mode": mode, "items": [], "snapshot": null},
+            "pendingRequests": [],
+            "viewCursor": cursor(2),
+        }))
+        .expect("a resume result")
+    };
     let mut fold = fold();
-    let resumed: SessionResumeResult = serde_json::from_value(json!({
-        "session": {
-            "sessionId": SESSION, "path": "/s", "workspaceRoot": "/w", "status": "running",
-            "createdAt": "t", "updatedAt": "t", "turnCount": 0, "modelId": null,
-            "providerId": null, "forkedFrom": null, "activeTurnId": "t9"
-        },
-        "history": {"mode": "inline", "items": [], "snapshot": null},
-        "pendingRequests": [],
-        "viewCursor": cursor(2),
-    }))
-    .expect("a resume result");
-    assert!(matches!(fold.seed_resumed(&resumed), Outcome::Seeded(_)));
+    assert!(matches!(
+        fold.seed_resumed(&resumed("inline")),
+        Outcome::Seeded(_)
+    ));
     let active = fold.active_turn().expect("the running turn");
     assert_eq!((active.id(), active.state()), ("t9", TurnState::Running));
     fold.apply(turn_completed("t9", "completed", 3));
     assert!(fold.active_turn().is_none());
+    // A history not taken is paged from the oldest event, the turn's start with it: the
+    // pages' older turns are not taken for newer than it.
+    let mut paged = support::fold();
+    let outcome = paged.seed_resumed(&resumed("streamed"));
+    assert!(
+        matches!(outcome, Outcome::SeedRefused { .. }),
+        "{outcome:?}"
+    );
+    assert!(paged.active_turn().is_none());
+}
+
+/// A hole's target is reached at its cursor whatever the kind of the event there, one whose
+/// cursor is not its own (`approval/reviewing`) included.
+#[test]
+fn a_hole_ends_at_its_target_whatever_the_kind_there() {
+    let mut fold = fold();
+    fold.apply(started("i1", 1, 1));
+    fold.apply(gap(1, 3));
+    let reviewing = event("approval/reviewing", approval_params("a1", 3));
+    let served = [completed("i2", 1, "two", 2), reviewing];
+    let mut refill = fold.begin_refill().expect("a hole to fill");
+    refill.next_request().expect("the page");
+    refill.page(page(&served, Some(cursor(3))));
+    assert_eq!(refill.next_request(), None, "reached");
+    fold.finish_refill(refill);
+    assert!(fold.is_current(), "{:?}", fold.gap().failure());
 }
 
 /// A fold bound to one session is not seeded from another's resume: nothing of it is taken.
