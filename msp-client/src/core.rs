@@ -1101,10 +1101,12 @@ impl Core {
     /// Keeps the turns the resume shows ended before it (with those an earlier resume of
     /// the session showed), and wakes the session's waits: a turn waited on may be one.
     pub(crate) fn resumed(&self, session_id: &str, result: &SessionResumeResult) {
+        // Read out of a long snapshot before the lock, which every session waits on.
+        let ended = EndedBefore::of(result);
         let mut state = self.lock();
         let state = &mut *state;
         if let Some(slot) = state.slots.get_mut(session_id) {
-            slot.asked.ended_before.extend(EndedBefore::of(result));
+            slot.asked.ended_before.extend(ended);
             slot.waiting.wake_into(&mut state.woken);
         }
     }

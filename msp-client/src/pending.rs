@@ -335,18 +335,21 @@ impl EndedBefore {
         if let Some(snapshot) = snapshot {
             let state = &snapshot.state;
             let active = state.active_turn.iter().map(|t| &t.turn_id);
-            let live: Vec<&String> = active
+            // Running, queued, or taken already: a set, a long snapshot having many turns.
+            let mut seen: HashSet<&String> = active
                 .chain(state.queued_turns.iter().map(|t| &t.turn_id))
+                .chain(ended.iter().map(|(id, _)| id))
                 .collect();
+            let mut found = Vec::new();
             for item in &state.items {
                 let Some(turn_id) = item.turn_id.as_value() else {
                     continue;
                 };
-                let known = ended.iter().any(|(id, _)| id == turn_id);
-                if item.kind == ItemKind::UserMessage && !live.contains(&turn_id) && !known {
-                    ended.push((turn_id.clone(), None));
+                if item.kind == ItemKind::UserMessage && seen.insert(turn_id) {
+                    found.push((turn_id.clone(), None));
                 }
             }
+            ended.extend(found);
         }
         EndedBefore(ended)
     }
