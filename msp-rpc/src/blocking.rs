@@ -219,7 +219,7 @@ impl<R: Role> Connection<R> {
     where
         R: Sends<M>,
     {
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::shared::deadline_in(timeout);
         let id = self.inner.io.shared.request::<M>(params, deadline)?;
         self.inner.io.write_here();
         Ok(Call {
@@ -258,7 +258,9 @@ impl<R: Role> Connection<R> {
     /// `timeout`; `None` when nothing came in time or the connection closed.
     pub fn next_timeout(&self, timeout: Duration) -> Option<Inbound<R>> {
         let shared = &self.inner.io.shared;
-        wait(Some(Instant::now() + timeout), |cx| shared.poll_inbound(cx)).flatten()
+        // A timeout past what an `Instant` holds is none.
+        let deadline = Instant::now().checked_add(timeout);
+        wait(deadline, |cx| shared.poll_inbound(cx)).flatten()
     }
 
     /// The next notification or undecodable frame (or request's copy) if one is ready (its

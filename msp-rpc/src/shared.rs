@@ -70,6 +70,14 @@ use crate::sync::{Mutex, MutexGuard};
 /// How long lines handed to a consumer may wait undecoded before the writer decodes them.
 pub(crate) const STALL: Duration = Duration::from_millis(2);
 
+/// The instant `timeout` from now. One past what an `Instant` holds (`Duration::MAX`, the
+/// natural "no timeout") is a century away rather than a panic.
+pub(crate) fn deadline_in(timeout: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+    let now = Instant::now();
+    now.checked_add(timeout).unwrap_or(now + CENTURY)
+}
+
 /// How many bytes of lines may wait for a consumer before the reader waits for it (as a full
 /// pipe holds a writer), so that a fast peer does not fill memory with lines the consumer
 /// reaches only when they left the caches; the reader goes on once half of them were taken.

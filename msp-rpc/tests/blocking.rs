@@ -67,6 +67,21 @@ fn concurrent_requests_answered_out_of_order_get_their_own_typed_results() {
     }
 }
 
+/// `Duration::MAX`, the natural "no timeout", is no deadline rather than a panic, for a
+/// request and for a wait on what comes.
+#[test]
+fn a_request_with_no_timeout_at_all_is_answered() {
+    let (conn, mut host) = connect(Options::new());
+    let call = conn
+        .start::<ModelList>(&ModelListParams::new(), Duration::MAX)
+        .unwrap();
+    let frame = host.recv().unwrap();
+    host.answer(&frame, MODELS);
+    assert_eq!(call.wait().unwrap().provider_id, "muse");
+    host.send(SEED_SETTLED);
+    assert!(conn.next_timeout(Duration::MAX).is_some());
+}
+
 #[test]
 fn requests_from_several_threads_share_one_connection() {
     let (conn, mut host) = connect(Options::new());

@@ -145,6 +145,16 @@ async fn a_request_times_out_on_tokios_clock() {
     );
 }
 
+/// `Duration::MAX`, the natural "no timeout", is no deadline rather than a panic.
+#[tokio::test]
+async fn a_request_with_no_timeout_at_all_is_answered() {
+    let (conn, mut host) = connect(Options::new().timeout(Duration::MAX));
+    let asked = spawn_model_list(&conn);
+    let frame = host.recv().await.unwrap();
+    host.answer(&frame, MODELS).await;
+    assert_eq!(asked.await.unwrap().unwrap().provider_id, "muse");
+}
+
 #[tokio::test]
 async fn dropping_the_request_future_forgets_the_request() {
     let (conn, mut host) = connect(Options::new());

@@ -245,7 +245,7 @@ impl<R: Role> Connection<R> {
         R: Sends<M>,
     {
         let io = &self.inner.io;
-        let deadline = Instant::now() + timeout;
+        let deadline = Instant::from_std(crate::shared::deadline_in(timeout));
         let id = io.shared.request::<M>(params, deadline.into_std())?;
         let mut forget = Forget {
             io,
