@@ -2540,9 +2540,9 @@ impl crate::sample::Sample for LimitsAxisValue {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum LimitsAxisValue {
-    /// The `Boolean` arm.
+    /// Value of an on/off limits setting such as `writesEnabled` or `shellEnabled`.
     Boolean(bool),
-    /// A `LimitsNetworkMode`.
+    /// Value of the `sandboxNetwork` setting, as a `LimitsNetworkMode` string.
     LimitsNetworkMode(LimitsNetworkMode),
 }
 #[cfg(feature = "experimental")]
@@ -5539,12 +5539,8 @@ impl<'de> serde::Deserialize<'de> for ToolReceipt {
                 crate::support::deserialize_arm(object).map(ToolReceipt::CodeMode)
             }
             _ => {
-                if let Some(value) = tag {
-                    object
-                        .insert(
-                            "family".to_owned(),
-                            serde_json::Value::String(value.to_owned()),
-                        );
+                if let Some(value) = tag_value {
+                    object.insert("family".to_owned(), value);
                 }
                 Ok(ToolReceipt::Unknown(object))
             }

@@ -366,9 +366,9 @@ impl crate::sample::Sample for ModelReasoningEffortVariants {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum ModelReasoningEffortVariants {
-    /// The `List` arm.
+    /// The complete, ordered list of reasoning-effort tiers the model accepts.
     List(Vec<ReasoningEffort>),
-    /// A `UnknownModelReasoningEffortVariants`.
+    /// The string `"unknown"`: the catalog does not say which tiers the model accepts.
     UnknownModelReasoningEffortVariants(UnknownModelReasoningEffortVariants),
 }
 impl Validate for ModelReasoningEffortVariants {}

@@ -5751,10 +5751,11 @@ pub struct Frame {
     pub extra: Map<String, Value>,
 }
 impl Frame {
-    /// Parses one line that `sender` wrote (a trailing `\r` tolerated) and types its
-    /// payload: a request by the table of the side that sent it (a host's request for a
-    /// method in no table is a `ServerRequest::Unknown`, to be answered), a notification by
-    /// the notifications table. A result stays wire text (see [`Frame::parse_tracked`]).
+    /// Parses one line that `sender` wrote (a trailing `\r` and a leading byte-order
+    /// mark tolerated) and types its payload: a request by the table of the side that
+    /// sent it (a host's request for a method in no table is a `ServerRequest::Unknown`,
+    /// to be answered), a notification by the notifications table. A result stays wire
+    /// text (see [`Frame::parse_tracked`]).
     ///
     /// ```
     /// use msp_types::{Frame, Message, Sender, ServerRequest};
@@ -5808,6 +5809,7 @@ impl Frame {
     ) -> Result<Self, DecodeError> {
         let line = line.strip_suffix('\n').unwrap_or(line);
         let line = line.strip_suffix('\r').unwrap_or(line);
+        let line = line.strip_prefix('\u{feff}').unwrap_or(line);
         let mut de = serde_json::Deserializer::from_str(line);
         let seed = FrameSeed {
             sender,

@@ -419,10 +419,12 @@ pub enum FrameKind {
 }
 
 impl RawFrame {
-    /// Parses one line; a trailing `\r` (or `\r\n`) is tolerated.
+    /// Parses one line; a trailing `\r` (or `\r\n`) and a leading byte-order mark are
+    /// tolerated.
     pub fn parse_line(line: &str) -> Result<Self, DecodeError> {
         let line = line.strip_suffix('\n').unwrap_or(line);
         let line = line.strip_suffix('\r').unwrap_or(line);
+        let line = line.strip_prefix('\u{feff}').unwrap_or(line);
         let frame: RawFrame = serde_json::from_str(line).map_err(|e| DecodeError::json(None, line, &e))?;
         frame.kind()?;
         Ok(frame)

@@ -296,8 +296,17 @@ macro_rules! impl_serde {
                 use ::serde::ser::SerializeMap;
                 let mut map = serializer.serialize_map(None)?;
                 $($(#[$gate])* $crate::support::impl_serde!(@write map $kind $wire &self.$field);)*
+                // An unknown member under a known member's name (a `null` read for an optional
+                // one, since set) gives way to the member written above: no name twice.
+                #[allow(unreachable_patterns)]
+                let written = |member: &str| match member {
+                    $($(#[$gate])* $wire => $crate::support::impl_serde!(@written $kind &self.$field),)*
+                    _ => false,
+                };
                 for (member, value) in &self.$unknown {
-                    map.serialize_entry(member, value)?;
+                    if !written(member) {
+                        map.serialize_entry(member, value)?;
+                    }
                 }
                 map.end()
             }
@@ -371,6 +380,18 @@ macro_rules! impl_serde {
         if !$value.is_absent() {
             $map.serialize_entry($wire, $value)?;
         }
+    };
+    (@written required $value:expr) => {
+        true
+    };
+    (@written nullable $value:expr) => {
+        true
+    };
+    (@written optional $value:expr) => {
+        $value.is_some()
+    };
+    (@written tristate $value:expr) => {
+        !$value.is_absent()
     };
 }
 

@@ -123,6 +123,21 @@ fn optional_members_are_omitted_when_absent() {
     );
 }
 
+/// A `null` sent for an optional member that is not nullable reads as `None` and is written
+/// back; once the member is set, the member is written, once.
+#[test]
+fn a_null_kept_for_an_optional_member_gives_way_once_it_is_set() {
+    let sent = json!({"name": "desk_app", "version": "1.0.0", "title": null});
+    let mut info: ClientInfo = serde_json::from_value(sent.clone()).unwrap();
+    assert_eq!(info.title, None);
+    assert_eq!(serde_json::to_value(&info).unwrap(), sent);
+    info.title = Some("Desk".to_owned());
+    assert_eq!(
+        serde_json::to_string(&info).unwrap(),
+        r#"{"name":"desk_app","title":"Desk","version":"1.0.0"}"#
+    );
+}
+
 #[test]
 fn optional_nullable_keeps_absent_null_and_value_apart() {
     let base = json!({
@@ -167,6 +182,21 @@ fn tagged_union_decodes_by_tag_and_closed_union_rejects_unknown_tags() {
         err.contains("SessionMcpServerConfig") && err.contains("carrierPigeon"),
         "{err}"
     );
+}
+
+/// An open union keeps an object whose tag it does not know as sent, the tag too, whatever
+/// the tag's type.
+#[test]
+fn open_tagged_union_keeps_an_unknown_tag_as_sent() {
+    for family in [json!("futureFamily"), json!(7), Value::Null] {
+        let receipt = json!({"family": family, "operation": "x", "outcome": "y"});
+        let typed: msp_types::ToolReceipt = serde_json::from_value(receipt.clone()).unwrap();
+        assert!(
+            matches!(typed, msp_types::ToolReceipt::Unknown(_)),
+            "{family}"
+        );
+        assert_eq!(serde_json::to_value(&typed).unwrap(), receipt, "{family}");
+    }
 }
 
 #[test]
@@ -227,7 +257,12 @@ fn keyword_members_get_valid_rust_names_and_keep_wire_names() {
 #[test]
 fn frames_type_their_payload_through_the_tables() {
     let line = r#"{"jsonrpc":"2.0","method":"userInput/settled","params":{"sessionId":"s","viewCursor":"v","sourceRange":{"stream":{"kind":"run","id":"r"},"first":{"id":"e","sequence":1},"last":{"id":"e","sequence":1}},"userInputId":"u","outcome":"timedOut","answers":[],"clarification":null,"reason":null,"decidedByCommandId":null},"emittedAtMs":1754591000100}"#;
+    // A leading byte-order mark (some Windows writers put one first) is no part of it.
+    let bom = Frame::parse_guessing_sender(&format!("\u{feff}{line}")).unwrap();
+    let raw = msp_types::rpc::RawFrame::parse_line(&format!("\u{feff}{line}")).unwrap();
+    assert_eq!(raw.method.as_deref(), Some("userInput/settled"));
     let frame = Frame::parse_guessing_sender(&format!("{line}\r")).unwrap();
+    assert_eq!(bom.to_line(), frame.to_line());
     match &frame.message {
         Message::Notification(ProtocolNotification::UserInputSettled(params)) => {
             assert_eq!(params.outcome, UserInputOutcome::TimedOut);

@@ -126,6 +126,25 @@ fn unmappable_shape_names_the_pointer() {
 }
 
 #[test]
+fn a_union_arm_without_properties_names_the_pointer() {
+    let schema = GOOD.replace(
+        r#"{"type": "string"}"#,
+        r#"{"oneOf": [
+            {"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+            {"type": "object", "required": ["kind"]}
+        ]}"#,
+    );
+    rejects(
+        "arm_without_properties",
+        &schema,
+        &[
+            "`oneOf` arms must be objects",
+            "/$defs/Greeting/properties/text/oneOf",
+        ],
+    );
+}
+
+#[test]
 fn unsupported_pattern_is_rejected() {
     let schema = GOOD.replace(
         r#"{"type": "string"}"#,

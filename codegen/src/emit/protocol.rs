@@ -146,10 +146,11 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         // the crate that first uses it (msp-rpc for the connection); in a debug build, crates
         // depending on that one reuse its instantiations.
         impl Frame {
-            /// Parses one line that `sender` wrote (a trailing `\r` tolerated) and types its
-            /// payload: a request by the table of the side that sent it (a host's request for a
-            /// method in no table is a `ServerRequest::Unknown`, to be answered), a notification by
-            /// the notifications table. A result stays wire text (see [`Frame::parse_tracked`]).
+            /// Parses one line that `sender` wrote (a trailing `\r` and a leading byte-order
+            /// mark tolerated) and types its payload: a request by the table of the side that
+            /// sent it (a host's request for a method in no table is a `ServerRequest::Unknown`,
+            /// to be answered), a notification by the notifications table. A result stays wire
+            /// text (see [`Frame::parse_tracked`]).
             ///
             /// ```
             /// use msp_types::{Frame, Message, Sender, ServerRequest};
@@ -200,6 +201,8 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             fn decode_line(line: &str, sender: Option<Sender>, mut pending: Option<&mut PendingRequests>) -> Result<Self, DecodeError> {
                 let line = line.strip_suffix('\n').unwrap_or(line);
                 let line = line.strip_suffix('\r').unwrap_or(line);
+                // A byte-order mark some Windows writers put first.
+                let line = line.strip_prefix('\u{feff}').unwrap_or(line);
                 let mut de = serde_json::Deserializer::from_str(line);
                 let seed = FrameSeed { sender, pending: pending.as_deref_mut() };
                 // On failure only: where it failed, and the envelope read again leniently.

@@ -48,8 +48,9 @@ pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> Code {
             quote!(#name::Unknown(object) => object.serialize(serializer),),
             quote! {
                 _ => {
-                    if let Some(value) = tag {
-                        object.insert(#tag.to_owned(), serde_json::Value::String(value.to_owned()));
+                    // The tag as sent, whatever its type: nothing read is lost.
+                    if let Some(value) = tag_value {
+                        object.insert(#tag.to_owned(), value);
                     }
                     Ok(#name::Unknown(object))
                 }
@@ -149,9 +150,10 @@ pub fn untagged(ctx: &Ctx<'_>, def: &Def, arms: &[Arm]) -> TokenStream {
     let variants = arms.iter().map(|arm| {
         let variant = ident(&arm.rust);
         let ty = ctx.ty(&arm.ty);
-        let doc = doc_attrs(Some(&match &arm.ty {
-            crate::model::Ty::Ref(name) => format!("A `{name}`."),
-            _ => format!("The `{}` arm.", arm.rust),
+        let doc = doc_attrs(Some(&match (&arm.doc, &arm.ty) {
+            (Some(doc), _) => doc.clone(),
+            (None, crate::model::Ty::Ref(name)) => format!("A `{name}`."),
+            (None, _) => format!("The `{}` arm.", arm.rust),
         }));
         quote!(#doc #variant(#ty),)
     });

@@ -303,6 +303,8 @@ pub struct Arm {
     pub ty: Ty,
     /// Whether the arm refers to an experimental definition.
     pub experimental: bool,
+    /// The arm's own description, when the schema gives one.
+    pub doc: Option<String>,
 }
 
 /// One entry of the `methods`, `requests` or `notifications` table.

@@ -41,6 +41,7 @@ pub(crate) fn name_inline_unions(defs: &mut Vec<Def>, names: &mut Scope) {
                             rust: scope.claim(type_name(json_type(&ty))),
                             ty,
                             experimental: false,
+                            doc: None,
                         })
                         .collect(),
                 ),

@@ -200,10 +200,7 @@ pub(crate) fn tagged(
     let mut seen = BTreeSet::new();
     for (arm_pointer, arm) in &arm_nodes {
         check_keywords(arm, arm_pointer)?;
-        let tag_value = arm["properties"][&tag]["const"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let tag_value = const_of(arm, &tag).unwrap_or_default().to_owned();
         if !seen.insert(tag_value.clone()) {
             return Err(Error::at(
                 ErrorKind::Unsupported,
@@ -230,6 +227,11 @@ pub(crate) fn tagged(
     })
 }
 
+/// The `const` string of member `name` of an object schema, if it has one.
+fn const_of<'a>(arm: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+    arm.get("properties")?.get(name)?.get("const")?.as_str()
+}
+
 pub(crate) fn common_const_member(arms: &[(String, &Map<String, Value>)]) -> Option<String> {
     let (_, first) = arms.first()?;
     let candidates = first.get("properties")?.as_object()?;
@@ -243,7 +245,7 @@ pub(crate) fn common_const_member(arms: &[(String, &Map<String, Value>)]) -> Opt
                     .get("required")
                     .and_then(Value::as_array)
                     .is_some_and(|r| r.iter().any(|v| v.as_str() == Some(name)));
-                required && arm["properties"][name]["const"].is_string()
+                required && const_of(arm, name).is_some()
             })
         })
 }
@@ -266,6 +268,7 @@ pub(crate) fn untagged(
                 rust: scope.claim(type_name(t)),
                 ty,
                 experimental: false,
+                doc: None,
             });
         }
         return Ok(arms);
@@ -293,6 +296,7 @@ pub(crate) fn untagged(
             rust: scope.claim(name),
             ty,
             experimental: false,
+            doc: text(arm_node, "description"),
         });
     }
     Ok(arms)
