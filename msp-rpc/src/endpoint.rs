@@ -767,10 +767,12 @@ impl<R: Role> Endpoint<R> {
             LineError::NotUtf8 { lossy } => lossy.clone(),
         };
         tracing::debug!(%error, "bad line");
-        // A request of the peer is answered all the same, when its id reads.
+        // A request of the peer is answered all the same, when its id reads (of a line too
+        // long, from its head).
+        let reason = error.to_string();
         let replied = match &error {
-            LineError::NotUtf8 { lossy } => self.refuse_request(lossy, &error.to_string()),
-            LineError::TooLong { .. } => None,
+            LineError::NotUtf8 { lossy } => self.refuse(request_id(lossy), &reason),
+            LineError::TooLong { head, .. } => self.refuse(request_id_in_head(head), &reason),
         };
         self.events.push_back(Event::Undecodable(Box::new(BadFrame {
             line,
@@ -783,7 +785,16 @@ impl<R: Role> Endpoint<R> {
     /// non-null `id`, whatever else is wrong with it), echoing its id as sent: the code, or
     /// `None` when it is no request.
     fn refuse_request(&mut self, line: &str, reason: &str) -> Option<i64> {
-        let id = request_id(line)?;
+        self.refuse(request_id(line), reason)
+    }
+
+    /// [`Endpoint::refuse_request`] of a request whose id was read as `id`.
+    fn refuse(
+        &mut self,
+        id: Option<Box<serde_json::value::RawValue>>,
+        reason: &str,
+    ) -> Option<i64> {
+        let id = id?;
         // An id the program owes a reply for gets that reply only (the peer reused it).
         let typed = serde_json::from_str::<Id>(id.get()).ok();
         if typed.is_some_and(|id| self.owed.contains_key(&id)) {
@@ -1000,6 +1011,57 @@ fn request_id(line: &str) -> Option<Box<serde_json::value::RawValue>> {
         return None;
     }
     envelope.id.filter(|id| id.get() != "null")
+}
+
+/// The id of a request whose line was too long to read, from the members its head holds
+/// whole (peers write `jsonrpc`, `id` and `method` first): `None` unless a non-null `id` and
+/// a `method` were read, and no `result` or `error`, before the head ran out.
+fn request_id_in_head(head: &str) -> Option<Box<serde_json::value::RawValue>> {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+
+    #[derive(Default)]
+    struct Seen {
+        id: Option<Box<serde_json::value::RawValue>>,
+        method: bool,
+        response: bool,
+    }
+    struct Members<'a>(&'a mut Seen);
+    impl<'de> Visitor<'de> for Members<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a frame's members")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "id" => self.0.id = Some(map.next_value()?),
+                    "method" => {
+                        map.next_value::<IgnoredAny>()?;
+                        self.0.method = true;
+                    }
+                    "result" | "error" => {
+                        self.0.response = true;
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+    let mut seen = Seen::default();
+    // The head ends inside the line: the error there is expected, what was read stands.
+    let _ = serde_json::Deserializer::from_str(head).deserialize_map(Members(&mut seen));
+    match seen {
+        Seen {
+            id: Some(id),
+            method: true,
+            response: false,
+        } if id.get() != "null" => Some(id),
+        _ => None,
+    }
 }
 
 fn looks_like_json(line: &str) -> bool {

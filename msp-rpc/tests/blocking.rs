@@ -442,6 +442,22 @@ fn framing_split_utf8_crlf_many_frames_per_write_and_an_oversized_frame() {
         "{frame}"
     );
     assert!(matches!(next(&conn), Inbound::Notification { .. }));
+    // A host request too long to read is answered all the same, with its id as sent, read
+    // from the line's head.
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":"big","method":"approval/request","params":{{"x":"{}"}}}}"#,
+        "y".repeat(100_000)
+    );
+    host.send(&huge);
+    let reply = host.recv().expect("a reply");
+    assert_eq!(
+        (&reply["id"], &reply["error"]["code"]),
+        (&json!("big"), &json!(-32600))
+    );
+    let Inbound::Undecodable(frame) = next(&conn) else {
+        panic!()
+    };
+    assert_eq!(frame.replied, Some(-32600));
 }
 
 #[test]

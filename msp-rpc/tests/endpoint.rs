@@ -447,6 +447,25 @@ fn a_host_request_that_does_not_read_is_answered_with_its_id_as_sent() {
             Some(-32600)
         ]
     );
+    // Too long to read: a request whose head holds its id and method is answered; one whose
+    // method the head does not hold, or a response, is not.
+    let mut client = Endpoint::<Client>::new();
+    client.handle_requests(Handled::All);
+    for head in [
+        r#"{"jsonrpc":"2.0","id":"big","method":"approval/request","params":{"x":"yy"#,
+        r#"{"jsonrpc":"2.0","id":"late","params":{"x":"yy"#,
+        r#"{"jsonrpc":"2.0","id":"ans","result":{"x":"yy"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"approval/request","params":{"#,
+    ] {
+        client.handle_bad_line(msp_rpc::framing::LineError::TooLong {
+            length: 1 << 30,
+            max: 1 << 24,
+            head: head.to_owned(),
+        });
+    }
+    let replies = sent(&mut client);
+    let ids: Vec<&Value> = replies.iter().map(|r| &r["id"]).collect();
+    assert_eq!(ids, [&json!("big")], "{replies:?}");
     // An id the program owes a reply for (the peer reused it) gets that reply only.
     let mut client = Endpoint::<Client>::new();
     client.handle_requests(Handled::All);
