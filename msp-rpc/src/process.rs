@@ -478,12 +478,22 @@ impl HostProcess {
             return Some(exit.clone());
         }
         // Another thread waiting for the exit holds the child: it is not known yet.
-        let mut child = self.child.try_lock().ok()?;
-        let status = child.try_wait().ok().flatten();
-        if status.is_none() && self.kill_wanted.load(Ordering::Acquire) {
-            // A kill asked for while this held the child (the exit watcher's look).
-            self.killed.store(true, Ordering::Release);
-            let _ = child.kill();
+        let status = {
+            let mut child = self.child.try_lock().ok()?;
+            let status = child.try_wait().ok().flatten();
+            if status.is_none() && self.kill_wanted.load(Ordering::Acquire) {
+                // A kill asked for before this look (the exit watcher's).
+                self.killed.store(true, Ordering::Release);
+                let _ = child.kill();
+            }
+            status
+        };
+        if status.is_none()
+            && self.kill_wanted.load(Ordering::Acquire)
+            && !self.killed.load(Ordering::Acquire)
+        {
+            // Asked for while this held the child, the asker finding it held: done here.
+            self.start_kill();
         }
         Some(self.settle(status?))
     }
