@@ -301,6 +301,13 @@ impl<R: Role> Connection<R> {
             io.shared.poll_closing(Closing::Handled, cx)
         });
         io.shared.close_output();
+        if io.process.is_none() {
+            // Over plain streams nothing else waits for the writer: what is queued is
+            // written before the close.
+            wait(within_grace(), |cx| {
+                io.shared.poll_closing(Closing::Written, cx)
+            });
+        }
         let exit = io.process.as_ref().map(|process| {
             let exit = process.stop(io.grace);
             // What the host wrote before it exited is in the pipe already, and still
@@ -501,6 +508,8 @@ fn write_loop<R: Role>(io: &Io<R>) {
                     // Dropping the writer closes the peer's input (a host's stdin, so it
                     // drains).
                     stream.take();
+                    drop(stream);
+                    io.shared.writer_stopped();
                     return;
                 }
             }

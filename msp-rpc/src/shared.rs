@@ -12,11 +12,11 @@
 //! | who | waits for | takes the lock to |
 //! | --- | --- | --- |
 //! | the reader (a thread or task) | bytes from the peer (a blocking read) | hand in the lines of a read ([`Shared::receive`]) |
-//! | the writer (a thread or task) | lines to write, or a stall to check ([`Shared::poll_output`]) | take the lines ([`Shared::take_lines`]), written with the lock released; check the stall ([`Shared::check_stall`]) |
+//! | the writer (a thread or task) | lines to write, or a stall to check ([`Shared::poll_output`]) | take the lines ([`Shared::take_lines`]), written with the lock released; check the stall ([`Shared::check_stall`]); say it closed the stream ([`Shared::writer_stopped`]) |
 //! | the handler (a thread or task, with a handler) | a request of the peer ([`Shared::poll_request`]) | queue the handler's reply |
 //! | a caller of a request | its response ([`Shared::poll_response`]), or its deadline | queue its request, write it itself when it may (see below), let the endpoint decide what timed out |
 //! | a consumer of notifications | a frame ([`Shared::poll_inbound`]) | take the oldest frame, or the oldest line to decode |
-//! | `close` | the handler's last reply, the reader's end of input ([`Shared::poll_closing`]) | stop the handler, close the output, close the endpoint |
+//! | `close` | the handler's last reply, the writer's end (over plain streams), the reader's end of input ([`Shared::poll_closing`]) | stop the handler, close the output, close the endpoint |
 //!
 //! # Who decodes
 //!
@@ -152,6 +152,9 @@ pub(crate) struct State<R: Role> {
     /// Whether lines may still be written; once not, the writer writes what is left and
     /// closes the stream.
     output_open: bool,
+    /// Whether the writer wrote what was left and closed the stream (or stopped on a
+    /// failure).
+    written_all: bool,
     /// Whether `initialize` was sent.
     initialized: bool,
     /// A close asked for while lines were being decoded: it is finished by their decoder
@@ -202,6 +205,8 @@ pub(crate) enum Closing {
     Handled,
     /// The reader's end of input.
     ReadAll,
+    /// The writer's end: what was queued written and the stream closed.
+    Written,
 }
 
 /// The state, locked; the wakers it gathered are woken when it is dropped, after the lock is
@@ -420,6 +425,7 @@ impl<R: Role> Shared<R> {
             handled_all: !handled,
             reading: true,
             output_open: true,
+            written_all: false,
             initialized: false,
             closing: None,
             waiting: Waiting::default(),
@@ -628,6 +634,14 @@ impl<R: Role> Shared<R> {
         state.wake_closers();
     }
 
+    /// The writer wrote what was left once the output closed, and closed the stream (or
+    /// stopped on a failure): nothing queued is lost to a close that follows.
+    pub(crate) fn writer_stopped(&self) {
+        let mut state = self.lock();
+        state.written_all = true;
+        state.wake_closers();
+    }
+
     // The writer.
 
     /// What the writer is to do; `watching` says whether it looks for a stall already.
@@ -720,6 +734,7 @@ impl<R: Role> Shared<R> {
         let done = match what {
             Closing::Handled => state.handled_all,
             Closing::ReadAll => !state.reading,
+            Closing::Written => state.written_all,
         };
         if done || state.endpoint.close_reason().is_some() {
             return Poll::Ready(());

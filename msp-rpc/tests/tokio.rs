@@ -145,6 +145,20 @@ async fn a_request_times_out_on_tokios_clock() {
     );
 }
 
+/// Over plain streams, what was queued before `close` is written, and the stream closed,
+/// before it returns: dropping the connection then (which stops its tasks) loses nothing.
+#[tokio::test]
+async fn close_writes_what_is_queued_before_it_returns() {
+    let (conn, mut host) = connect(Options::new());
+    conn.notify::<msp_types::protocol::notifications::Initialized>(&None)
+        .unwrap();
+    assert!(conn.close().await.is_none());
+    drop(conn);
+    let line = host.recv().await.expect("the notification, written");
+    assert_eq!(line["method"], "initialized");
+    assert_eq!(host.recv().await, None, "then the end of the stream");
+}
+
 /// `Duration::MAX`, the natural "no timeout", is no deadline rather than a panic.
 #[tokio::test]
 async fn a_request_with_no_timeout_at_all_is_answered() {

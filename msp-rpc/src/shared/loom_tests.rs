@@ -350,7 +350,8 @@ fn loom_lines_queued_by_callers_and_the_reader_are_written_once_in_order() {
                     stream.append(&mut lines);
                 }
                 if output == Output::Closed {
-                    return;
+                    drop(stream);
+                    return shared.writer_stopped();
                 }
             }
         });
@@ -376,11 +377,16 @@ fn loom_lines_queued_by_callers_and_the_reader_are_written_once_in_order() {
             &[r#"{"jsonrpc":"2.0","id":9,"method":"future/ask","params":{}}"#.into()],
         );
         caller.join().unwrap();
+        // Close waits for the writer's end, as `close` does over plain streams: every line
+        // is written by then, the writer not joined.
         shared.close_output();
+        wait(None, |cx| shared.poll_closing(Closing::Written, cx));
+        {
+            let written = written.lock().unwrap();
+            assert_eq!(written.len(), 2, "{written:?}");
+            assert!(written.iter().any(|l| l.contains("model/list")));
+            assert!(written.iter().any(|l| l.contains("-32601")));
+        }
         writer.join().unwrap();
-        let written = written.lock().unwrap();
-        assert_eq!(written.len(), 2, "{written:?}");
-        assert!(written.iter().any(|l| l.contains("model/list")));
-        assert!(written.iter().any(|l| l.contains("-32601")));
     });
 }

@@ -360,7 +360,12 @@ impl<R: Role> Connection<R> {
                 let _ = ::tokio::time::timeout(TERM_GRACE, read_all).await;
                 exit
             }
-            None => None,
+            None => {
+                // Over plain streams nothing else waits for the writer (and dropping the
+                // connection aborts it): what is queued is written before the close.
+                let _ = closing(Closing::Written).await;
+                None
+            }
         };
         let reason = exit
             .clone()
@@ -524,7 +529,7 @@ async fn write_loop<R: Role>(io: Arc<Io<R>>) {
         };
         match step {
             Some(Ok(Output::Watch)) => watch = Some(io.shared.decoded()),
-            Some(Ok(_)) => return,
+            Some(Ok(_)) => return io.shared.writer_stopped(),
             Some(Err(e)) => {
                 tracing::debug!(error = %e, "write failed");
                 let reason = io.close_reason(CloseReason::io(&e)).await;
