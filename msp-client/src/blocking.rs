@@ -36,7 +36,7 @@ use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pending::{self, PendingCommand, Resent, Unacknowledged};
 use crate::pump::{self, Pumped};
-use crate::shared::{self, Asked, Deciding};
+use crate::shared::{self, Asked, Deciding, OfferAgain, Offered};
 use crate::stop::HandlerStop;
 use crate::wait::{on_this_thread, wait};
 
@@ -961,13 +961,12 @@ impl Session {
     ) -> Result<ApprovalDecideResult, Error> {
         let (command, requirement) =
             commands::decide(self.core(), self.id(), approval, choice_id, feedback)?;
-        let (core, id) = (self.core(), approval.id());
-        core.decided(&self.0.id, id, &requirement, true);
-        self.send(&command).inspect_err(|error| {
-            if !error.stage_gone() {
-                core.decided(&self.0.id, id, &requirement, false);
-            }
-        })
+        // Offered again when the decision fails leaving the stage open (or the send unwinds).
+        let stage = Offered::Stage(approval.id(), &requirement);
+        let mut again = OfferAgain::hide(self.core(), self.id(), stage);
+        let result = self.send(&command);
+        again.armed = result.as_ref().is_err_and(|error| !error.stage_gone());
+        result
     }
 
     /// Decides each stage of each approval of the session with `decide` until the connection
@@ -1072,12 +1071,12 @@ impl Session {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
-        self.core().answered(self.id(), user_input_id, true);
-        self.send(command).inspect_err(|error| {
-            if shared::prompt_open_again(error) {
-                self.core().answered(self.id(), user_input_id, false);
-            }
-        })
+        // Offered again when the host refuses it (or the send unwinds).
+        let prompt = Offered::Prompt(user_input_id);
+        let mut again = OfferAgain::hide(self.core(), self.id(), prompt);
+        let result = self.send(command);
+        again.armed = result.as_ref().is_err_and(shared::prompt_open_again);
+        result
     }
 
     /// Sends a command of this session, sent again with the same `commandId` on a timeout or

@@ -117,6 +117,53 @@ pub(crate) fn prompt_open_again(error: &Error) -> bool {
     }
 }
 
+/// A prompt this client is settling or a stage it is deciding: not offered (by the waits
+/// and handlers of this client) while the command is in flight, and offered again when this
+/// is dropped armed, as it is unless the driver disarms it: the command failed leaving it
+/// open, or its send never ended (a future dropped, an unwind).
+pub(crate) struct OfferAgain<'a> {
+    core: &'a Core,
+    session_id: &'a str,
+    offered: Offered<'a>,
+    pub(crate) armed: bool,
+}
+
+/// What a command in flight settles: a prompt, or an approval's stage.
+pub(crate) enum Offered<'a> {
+    Prompt(&'a str),
+    Stage(&'a str, &'a ApprovalRequirementRef),
+}
+
+impl<'a> OfferAgain<'a> {
+    /// Hides `offered` while its command is sent.
+    pub(crate) fn hide(core: &'a Core, session_id: &'a str, offered: Offered<'a>) -> Self {
+        match offered {
+            Offered::Prompt(id) => core.answered(session_id, id, true),
+            Offered::Stage(id, requirement) => core.decided(session_id, id, requirement, true),
+        }
+        OfferAgain {
+            core,
+            session_id,
+            offered,
+            armed: true,
+        }
+    }
+}
+
+impl Drop for OfferAgain<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        match self.offered {
+            Offered::Prompt(id) => self.core.answered(self.session_id, id, false),
+            Offered::Stage(id, requirement) => {
+                self.core.decided(self.session_id, id, requirement, false)
+            }
+        }
+    }
+}
+
 /// A command whose params `build` makes around a minted `commandId`, or around one of its
 /// own (a `build` that ignores the id given it): the command is then that id's, so that what
 /// the client notes of it and sends again is under the id on the wire.

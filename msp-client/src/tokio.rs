@@ -20,9 +20,9 @@ use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Stage};
 use msp_types::protocol::methods;
 use msp_types::rpc::{ClientMethod, Request};
 use msp_types::{
-    ApprovalDecideResult, ApprovalRequirementRef, ApprovalResolvedParams, ClientResult,
-    SessionResumeParams, SessionResumeResult, SessionStartParams, SessionStartResult,
-    TurnInputPart, TurnInterruptResult, TurnStartParams, TurnStartResult, UserInputAnswerResult,
+    ApprovalDecideResult, ApprovalResolvedParams, ClientResult, SessionResumeParams,
+    SessionResumeResult, SessionStartParams, SessionStartResult, TurnInputPart,
+    TurnInterruptResult, TurnStartParams, TurnStartResult, UserInputAnswerResult,
     UserInputCancelResult,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -35,7 +35,7 @@ use crate::listing::{self, Listing, Step};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pending::{self, PendingCommand, Resent, Unacknowledged};
-use crate::shared::{self, Asked, Deciding};
+use crate::shared::{self, Asked, Deciding, OfferAgain, Offered};
 use crate::stop::HandlerStop;
 
 mod handler;
@@ -544,35 +544,6 @@ impl Drop for Sending<'_> {
     }
 }
 
-/// A prompt this client is settling or a stage it is deciding, offered again when dropped
-/// armed ([`Session::settle`], [`Session::decide`]).
-struct OfferAgain<'a> {
-    core: &'a Core,
-    session_id: &'a str,
-    offered: Offered<'a>,
-    armed: bool,
-}
-
-/// What a command in flight settles: a prompt, or an approval's stage.
-enum Offered<'a> {
-    Prompt(&'a str),
-    Stage(&'a str, &'a ApprovalRequirementRef),
-}
-
-impl Drop for OfferAgain<'_> {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        match self.offered {
-            Offered::Prompt(id) => self.core.answered(self.session_id, id, false),
-            Offered::Stage(id, requirement) => {
-                self.core.decided(self.session_id, id, requirement, false)
-            }
-        }
-    }
-}
-
 /// A session: its fold, its events, its commands. Cheap to clone; the session is forgotten
 /// when the last clone of every opening of it is dropped.
 #[derive(Clone)]
@@ -1026,16 +997,10 @@ impl Session {
     ) -> Result<ApprovalDecideResult, Error> {
         let (command, requirement) =
             commands::decide(self.core(), self.id(), approval, choice_id, feedback)?;
-        self.core()
-            .decided(self.id(), approval.id(), &requirement, true);
         // Offered again when the decision fails leaving the stage open, and when this future
         // is dropped before the send ends: the decision may never have reached the host.
-        let mut again = OfferAgain {
-            core: self.core(),
-            session_id: self.id(),
-            offered: Offered::Stage(approval.id(), &requirement),
-            armed: true,
-        };
+        let stage = Offered::Stage(approval.id(), &requirement);
+        let mut again = OfferAgain::hide(self.core(), self.id(), stage);
         let result = self.send(&command).await;
         again.armed = result.as_ref().is_err_and(|error| !error.stage_gone());
         result
@@ -1200,15 +1165,10 @@ impl Session {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
-        self.core().answered(self.id(), user_input_id, true);
         // Offered again when the host refuses it, and when this future is dropped before
         // the send ends (a `timeout`, a `select!`): the command may never have reached it.
-        let mut again = OfferAgain {
-            core: self.core(),
-            session_id: self.id(),
-            offered: Offered::Prompt(user_input_id),
-            armed: true,
-        };
+        let prompt = Offered::Prompt(user_input_id);
+        let mut again = OfferAgain::hide(self.core(), self.id(), prompt);
         let result = self.send(command).await;
         again.armed = result.as_ref().is_err_and(shared::prompt_open_again);
         result
