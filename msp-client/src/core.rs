@@ -27,6 +27,7 @@
 //! ([`seen_end`]): the refill ends soon after the connection (its pages fail).
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::Hash;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -109,6 +110,24 @@ impl Slots {
         let at = self.by_id.remove(session_id)?;
         Some(self.open.remove(at))
     }
+}
+
+/// Counts one more command in flight or accepted for `key` (`up`), or one fewer: whether
+/// none is left now.
+fn count<K: Hash + Eq>(counts: &mut HashMap<K, usize>, key: K, up: bool) -> bool {
+    if up {
+        *counts.entry(key).or_default() += 1;
+        return false;
+    }
+    let Some(count) = counts.get_mut(&key) else {
+        return false;
+    };
+    *count -= 1;
+    if *count > 0 {
+        return false;
+    }
+    counts.remove(&key);
+    true
 }
 
 /// Inputs kept for sessions not opened yet (the host may speak of a session before the
@@ -1115,22 +1134,9 @@ impl Core {
     /// answer the host refused or that was dropped in flight: the prompt is offered again
     /// once no answer of it is in flight or accepted.
     pub(crate) fn answered(&self, session_id: &str, user_input_id: &str, answered: bool) {
-        let mut state = self.lock();
-        let state = &mut *state;
-        let Some(slot) = state.slots.get_mut(session_id) else {
-            return;
-        };
-        let answers = &mut slot.asked.answered;
-        if answered {
-            *answers.entry(user_input_id.to_owned()).or_default() += 1;
-        } else if let Some(count) = answers.get_mut(user_input_id) {
-            *count -= 1;
-            if *count == 0 {
-                answers.remove(user_input_id);
-                // A wait for the next prompt finds one again.
-                slot.waiting.wake_into(&mut state.woken);
-            }
-        }
+        self.tally(session_id, |asked| {
+            count(&mut asked.answered, user_input_id.to_owned(), answered)
+        });
     }
 
     /// Notes a decision of an approval stage sent (`decided`), or one that failed leaving
@@ -1143,22 +1149,21 @@ impl Core {
         requirement: &ApprovalRequirementRef,
         decided: bool,
     ) {
+        let key = Asked::decided_key(approval_id, requirement);
+        self.tally(session_id, |asked| count(&mut asked.decided, key, decided));
+    }
+
+    /// Counts, through `count`, a command settling something session `session_id` offers;
+    /// once none of it is in flight or accepted (`count` says so), the session's waits look
+    /// again: a wait for the next prompt or approval finds it.
+    fn tally(&self, session_id: &str, count: impl FnOnce(&mut Asked) -> bool) {
         let mut state = self.lock();
         let state = &mut *state;
         let Some(slot) = state.slots.get_mut(session_id) else {
             return;
         };
-        let key = Asked::decided_key(approval_id, requirement);
-        let decisions = &mut slot.asked.decided;
-        if decided {
-            *decisions.entry(key).or_default() += 1;
-        } else if let Some(count) = decisions.get_mut(&key) {
-            *count -= 1;
-            if *count == 0 {
-                decisions.remove(&key);
-                // A wait for the next approval finds it again.
-                slot.waiting.wake_into(&mut state.woken);
-            }
+        if count(&mut slot.asked) {
+            slot.waiting.wake_into(&mut state.woken);
         }
     }
 
