@@ -483,16 +483,10 @@ impl Fold {
     /// Why `input` is not applied at all: another session's, or delivered before.
     fn refused(&mut self, input: &Input) -> Option<Outcome> {
         let method = || input.method().unwrap_or_default().to_owned();
-        if let (true, Some(ours), Some(theirs)) = (
-            self.rules.bind_to_session,
-            &self.session_id,
-            input.session_id(),
-        ) {
-            if ours != theirs {
-                return Some(Outcome::ForeignSession {
-                    method: method(),
-                    session_id: theirs.to_owned(),
-                });
+        if let Some(theirs) = input.session_id() {
+            let foreign = self.foreign(input.method().unwrap_or_default(), theirs);
+            if foreign.is_some() {
+                return foreign;
             }
         }
         let cursor = input.view_cursor()?;
@@ -702,7 +696,8 @@ impl Fold {
         Outcome::Gap { after, next }
     }
 
-    /// Seeds the fold from a `session/start` result: binds it to the session.
+    /// Seeds the fold from a `session/start` result: binds it to the session (a result of
+    /// another session than the one it is bound to seeds nothing: [`Outcome::ForeignSession`]).
     pub fn seed_started(&mut self, result: &SessionStartResult) -> Outcome {
         if !self.rules.seed_from_results {
             return Outcome::Ignored {
@@ -727,7 +722,8 @@ impl Fold {
     /// a hole of every event up to the view's head, to page from the view's oldest event
     /// ([`Fold::begin_refill`]), as the schema says; mode `none` says why the host served
     /// nothing (asked for none, resumed from a cursor, too large to serve or read), and
-    /// leaves none.
+    /// leaves none. A result of another session than the one the fold is bound to seeds
+    /// nothing ([`Outcome::ForeignSession`]).
     pub fn seed_resumed(&mut self, result: &SessionResumeResult) -> Outcome {
         if !self.rules.seed_from_results {
             return Outcome::Ignored {
@@ -832,7 +828,8 @@ impl Fold {
         }
     }
 
-    /// A result of another session than the one the fold is bound to seeds nothing.
+    /// [`Outcome::ForeignSession`] for an input or a result naming another session than
+    /// the one the fold is bound to.
     fn foreign(&self, method: &str, session_id: &str) -> Option<Outcome> {
         match &self.session_id {
             Some(ours) if self.rules.bind_to_session && ours != session_id => {

@@ -214,7 +214,7 @@ impl Turns {
         }
     }
 
-    /// Seeds a turn from a resume's snapshot.
+    /// Seeds a turn from a resume (its command, when the resume names it).
     pub(crate) fn seed(&mut self, id: &str, command_id: Option<&str>, state: TurnState) {
         let at = self.entry(id);
         let entry = &mut self.entries[at];
