@@ -781,14 +781,9 @@ impl<R: Role> Endpoint<R> {
         })));
     }
 
-    /// Answers `line` with `-32600` when it is a request (an object naming a `method` and a
-    /// non-null `id`, whatever else is wrong with it), echoing its id as sent: the code, or
-    /// `None` when it is no request.
-    fn refuse_request(&mut self, line: &str, reason: &str) -> Option<i64> {
-        self.refuse(request_id(line), reason)
-    }
-
-    /// [`Endpoint::refuse_request`] of a request whose id was read as `id`.
+    /// Answers with `-32600` a request that does not read, whose `id` was read as sent
+    /// (`request_id` of its line: an object naming a `method` and a non-null `id`, whatever
+    /// else is wrong with it): the code, or `None` when it is no request (`id` is `None`).
     fn refuse(
         &mut self,
         id: Option<Box<serde_json::value::RawValue>>,
@@ -966,7 +961,7 @@ impl<R: Role> Endpoint<R> {
             // type, a wrong `jsonrpc`): the host would otherwise wait on it for ever.
             (_, None) => {
                 let reason = error.to_string();
-                self.refuse_request(line, &reason)
+                self.refuse(request_id(line), &reason)
             }
             _ => None,
         };

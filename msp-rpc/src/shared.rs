@@ -152,8 +152,8 @@ pub(crate) struct State<R: Role> {
     /// Whether lines may still be written; once not, the writer writes what is left and
     /// closes the stream.
     output_open: bool,
-    /// Whether the writer wrote what was left and closed the stream (or stopped on a
-    /// failure).
+    /// Whether the writer wrote what was left and closed the stream (a write that failed
+    /// closes the connection instead).
     written_all: bool,
     /// Whether `initialize` was sent.
     initialized: bool,
@@ -634,8 +634,8 @@ impl<R: Role> Shared<R> {
         state.wake_closers();
     }
 
-    /// The writer wrote what was left once the output closed, and closed the stream (or
-    /// stopped on a failure): nothing queued is lost to a close that follows.
+    /// The writer wrote what was left once the output closed, and closed the stream: nothing
+    /// queued is lost to a close that follows.
     pub(crate) fn writer_stopped(&self) {
         let mut state = self.lock();
         state.written_all = true;
